@@ -1,0 +1,96 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_kubectl_migrate_global_optspecs
+    string join \n kubeconfig= context= n/namespace= o/output= color= v/verbose request-timeout= h/help V/version
+end
+
+function __fish_kubectl_migrate_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_kubectl_migrate_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_kubectl_migrate_using_subcommand
+    set -l cmd (__fish_kubectl_migrate_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "statefulset" -d 'Move a StatefulSet to another cluster pod by pod, without downtime (resumable, reversible)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "schema-diff" -d 'Compare API schemas (CRDs and built-in types) across clusters or files'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "failure-policy" -d 'Simulate and explain Job podFailurePolicy, backoff and per-index behaviour'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "version" -d 'Print the plugin\'s version and the version of the cluster it would talk to'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l client -d 'Print the client version only; do not contact a cluster'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s h -l help -d 'Print help'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s V -l version -d 'Print version'

@@ -1,0 +1,42 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use colored::Colorize;
+use kubectl_migrate::cli::Cli;
+use kubectl_migrate::{commands, completion, error::exit};
+
+fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // kubectl's plugin completion runs `kubectl_complete-migrate WORDS...`, which calls this.
+    if args
+        .get(1)
+        .is_some_and(|a| a == completion::COMPLETE_SUBCOMMAND)
+    {
+        return ExitCode::from(completion::print_kubectl_completions(args[2..].to_vec()));
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            // clap uses 2 for usage errors and 0 for --help/--version.
+            return ExitCode::from(err.exit_code() as u8);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(err) => {
+            eprintln!("error: cannot start the async runtime: {err}");
+            return ExitCode::from(exit::ERROR);
+        }
+    };
+    match runtime.block_on(commands::run(cli)) {
+        Ok(()) => ExitCode::from(exit::OK),
+        Err(err) => {
+            eprintln!("{} {err}", "error:".red().bold());
+            ExitCode::from(err.exit_code())
+        }
+    }
+}

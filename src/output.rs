@@ -1,0 +1,257 @@
+//! Everything that reaches the user: data printers (stdout), colour, progress and prompts
+//! (stderr). Data never goes to stderr and chatter never goes to stdout, so `-o json | jq` works.
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use colored::Colorize;
+use comfy_table::{ContentArrangement, Table, presets};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::cli::{ColorMode, OutputFormat};
+use crate::error::{Error, Result};
+
+static VERBOSITY: AtomicU8 = AtomicU8::new(0);
+
+/// Data that can be shown as a table as well as serialized.
+pub trait Tabular {
+    fn table(&self) -> Table;
+}
+
+/// Decides colour once at start-up. `auto` colours only a terminal and honours NO_COLOR
+/// (https://no-color.org); an explicit `always` wins over NO_COLOR.
+pub fn init(color: ColorMode, verbosity: u8) {
+    VERBOSITY.store(verbosity, Ordering::Relaxed);
+    let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let enabled = use_color(color, no_color_env, std::io::stdout().is_terminal());
+    colored::control::set_override(enabled);
+}
+
+pub fn use_color(mode: ColorMode, no_color_env: bool, stdout_is_terminal: bool) -> bool {
+    match mode {
+        ColorMode::Always => true,
+        ColorMode::Never => false,
+        ColorMode::Auto => !no_color_env && stdout_is_terminal,
+    }
+}
+
+/// A kubectl-looking table: no borders, upper-case headers, wrapped to the terminal if any.
+pub fn new_table<I, S>(headers: I) -> Table
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut table = Table::new();
+    table
+        .load_style(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(headers.into_iter().map(|h| {
+            let h = h.as_ref().to_uppercase();
+            if colored::control::SHOULD_COLORIZE.should_colorize() {
+                h.bold().to_string()
+            } else {
+                h
+            }
+        }));
+    for column in table.column_iter_mut() {
+        column.set_padding((0, 3));
+    }
+    table
+}
+
+/// Writes `value` to `out` in the chosen format.
+pub fn render<T: Serialize + Tabular>(
+    value: &T,
+    format: OutputFormat,
+    out: &mut dyn Write,
+) -> Result<()> {
+    match format {
+        OutputFormat::Table => {
+            let table = value.table();
+            let text = table.to_string();
+            // comfy-table pads the last column; kubectl does not.
+            for line in text.lines() {
+                writeln!(out, "{}", line.trim_end())?;
+            }
+        }
+        OutputFormat::Json => {
+            serde_json::to_writer_pretty(&mut *out, value)
+                .map_err(|e| Error::Output(e.to_string()))?;
+            writeln!(out)?;
+        }
+        OutputFormat::Yaml => {
+            let text = serde_saphyr::to_string(value).map_err(|e| Error::Output(e.to_string()))?;
+            write!(out, "{text}")?;
+        }
+    }
+    Ok(())
+}
+
+/// Prints `value` on stdout.
+pub fn print<T: Serialize + Tabular>(value: &T, format: OutputFormat) -> Result<()> {
+    let stdout = std::io::stdout();
+    let mut lock = stdout.lock();
+    render(value, format, &mut lock)
+}
+
+/// A log line on stderr, shown when -v was given at least `level` times.
+pub fn log(level: u8, message: impl AsRef<str>) {
+    if VERBOSITY.load(Ordering::Relaxed) >= level {
+        eprintln!("{}", message.as_ref().dimmed());
+    }
+}
+
+/// A warning on stderr, always shown.
+pub fn warn(message: impl AsRef<str>) {
+    eprintln!("{} {}", "warning:".yellow().bold(), message.as_ref());
+}
+
+/// A progress bar on stderr that draws only when stderr is a terminal.
+pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
+    let target = if std::io::stderr().is_terminal() {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let bar = ProgressBar::with_draw_target(Some(len), target);
+    bar.set_style(
+        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+            .expect("static template is valid")
+            .progress_chars("=> "),
+    );
+    bar.set_prefix(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Asks before doing `action`. `--yes` skips the question; without a terminal there is nobody to
+/// ask, so it fails with a message that names --yes instead of hanging or guessing.
+pub fn confirm(action: &str, assume_yes: bool) -> Result<()> {
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    confirm_with(action, assume_yes, interactive, |question| {
+        dialoguer::Confirm::new()
+            .with_prompt(question)
+            .default(false)
+            .interact()
+            .map_err(|e| Error::Output(e.to_string()))
+    })
+}
+
+/// The testable core of [`confirm`]: `ask` is only called on a terminal.
+pub fn confirm_with(
+    action: &str,
+    assume_yes: bool,
+    interactive: bool,
+    ask: impl FnOnce(&str) -> Result<bool>,
+) -> Result<()> {
+    if assume_yes {
+        return Ok(());
+    }
+    if !interactive {
+        return Err(Error::ConfirmationNeeded {
+            action: action.to_string(),
+        });
+    }
+    if ask(&format!("{action}. Continue?"))? {
+        Ok(())
+    } else {
+        Err(Error::Cancelled(format!("{action} was not confirmed")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Row {
+        name: String,
+        count: u32,
+    }
+
+    impl Tabular for Row {
+        fn table(&self) -> Table {
+            let mut t = new_table(["name", "count"]);
+            t.add_row([self.name.clone(), self.count.to_string()]);
+            t
+        }
+    }
+
+    fn rendered(format: OutputFormat) -> String {
+        colored::control::set_override(false);
+        let mut out = Vec::new();
+        render(
+            &Row {
+                name: "web".into(),
+                count: 3,
+            },
+            format,
+            &mut out,
+        )
+        .unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn table_json_and_yaml_carry_the_same_data() {
+        let table = rendered(OutputFormat::Table);
+        assert_eq!(
+            table
+                .lines()
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["NAME", "COUNT"]
+        );
+        assert_eq!(
+            table
+                .lines()
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .collect::<Vec<_>>(),
+            ["web", "3"]
+        );
+        let json: serde_json::Value = serde_json::from_str(&rendered(OutputFormat::Json)).unwrap();
+        assert_eq!(json, serde_json::json!({"name": "web", "count": 3}));
+        let yaml: serde_json::Value =
+            serde_saphyr::from_str(&rendered(OutputFormat::Yaml)).unwrap();
+        assert_eq!(yaml, json);
+    }
+
+    #[test]
+    fn colour_follows_the_flag_the_terminal_and_no_color() {
+        assert!(use_color(ColorMode::Auto, false, true));
+        assert!(
+            !use_color(ColorMode::Auto, true, true),
+            "NO_COLOR disables auto"
+        );
+        assert!(
+            !use_color(ColorMode::Auto, false, false),
+            "no colour off a terminal"
+        );
+        assert!(
+            use_color(ColorMode::Always, true, false),
+            "an explicit flag wins"
+        );
+        assert!(!use_color(ColorMode::Never, false, true));
+    }
+
+    #[test]
+    fn confirmation_off_a_terminal_names_yes_and_never_asks() {
+        let err =
+            confirm_with("migrate web", false, false, |_| panic!("must not prompt")).unwrap_err();
+        assert!(err.to_string().contains("--yes"), "{err}");
+        assert_eq!(err.exit_code(), 1);
+    }
+
+    #[test]
+    fn yes_skips_the_question_and_a_no_cancels() {
+        confirm_with("x", true, false, |_| panic!("must not prompt")).unwrap();
+        confirm_with("x", false, true, |_| Ok(true)).unwrap();
+        let err = confirm_with("x", false, true, |_| Ok(false)).unwrap_err();
+        assert!(matches!(err, Error::Cancelled(_)));
+    }
+}

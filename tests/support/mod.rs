@@ -1,0 +1,189 @@
+//! Helpers for tests that drive the real local clusters started by `tests/cluster/start.sh`
+//! (through `scripts/test.sh`). When the clusters are missing these helpers panic with a message
+//! that says how to start them: a cluster test never skips silently.
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::PostParams;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use kube::{Api, Client, Config};
+
+pub const CONTEXT_A: &str = "km-a";
+pub const CONTEXT_B: &str = "km-b";
+
+const HOW_TO_START: &str = "the local clusters are not running: run `scripts/test.sh` (it builds \
+    and starts them), or start them with `tests/cluster/start.sh` and export \
+    KM_TEST_KUBECONFIG=<the path it prints> and KM_TEST_BIN_DIR=<the output of tests/cluster/build.sh>";
+
+/// The combined kubeconfig written by start.sh.
+pub fn kubeconfig_path() -> PathBuf {
+    let path = std::env::var_os("KM_TEST_KUBECONFIG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("KM_TEST_KUBECONFIG is not set; {HOW_TO_START}"));
+    assert!(
+        path.is_file(),
+        "KM_TEST_KUBECONFIG={} does not exist; {HOW_TO_START}",
+        path.display()
+    );
+    path
+}
+
+/// The directory of the control-plane binaries (kubectl among them).
+pub fn cluster_bin_dir() -> PathBuf {
+    let dir = std::env::var_os("KM_TEST_BIN_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("KM_TEST_BIN_DIR is not set; {HOW_TO_START}"));
+    assert!(
+        dir.join("kubectl").is_file(),
+        "no kubectl in KM_TEST_BIN_DIR={}; {HOW_TO_START}",
+        dir.display()
+    );
+    dir
+}
+
+/// The per-cluster kubeconfig that start.sh wrote next to the combined one.
+pub fn single_cluster_kubeconfig(cluster: &str) -> PathBuf {
+    let path = kubeconfig_path()
+        .parent()
+        .unwrap()
+        .join(cluster)
+        .join("kubeconfig");
+    assert!(
+        path.is_file(),
+        "{} is missing; {HOW_TO_START}",
+        path.display()
+    );
+    path
+}
+
+/// The pinned Kubernetes version, read from the one place it is pinned.
+pub fn pinned_kubernetes_version() -> String {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cluster/versions.env"),
+    )
+    .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("KUBERNETES_VERSION="))
+        .expect("KUBERNETES_VERSION in versions.env")
+        .trim()
+        .to_string()
+}
+
+/// A client for `context`, checked to be reachable so that a dead cluster fails here, loudly.
+pub async fn client(context: &str) -> Client {
+    let kubeconfig = Kubeconfig::read_from(kubeconfig_path()).expect("readable kubeconfig");
+    let options = KubeConfigOptions {
+        context: Some(context.to_string()),
+        ..Default::default()
+    };
+    let config = Config::from_custom_kubeconfig(kubeconfig, &options)
+        .await
+        .unwrap_or_else(|e| panic!("context {context}: {e}; {HOW_TO_START}"));
+    let client = Client::try_from(config).expect("client");
+    match tokio::time::timeout(Duration::from_secs(10), client.apiserver_version()).await {
+        Ok(Ok(_)) => client,
+        Ok(Err(e)) => panic!("cluster {context} is not reachable: {e}; {HOW_TO_START}"),
+        Err(_) => panic!("cluster {context} did not answer within 10s; {HOW_TO_START}"),
+    }
+}
+
+/// A fresh namespace, deleted when the guard drops, so tests never see each other's objects.
+pub struct TestNamespace {
+    pub name: String,
+    context: String,
+}
+
+impl TestNamespace {
+    pub async fn create(client: &Client, context: &str, prefix: &str) -> TestNamespace {
+        let name = format!("{prefix}-{}", unique_suffix());
+        let ns: Namespace =
+            serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap();
+        Api::<Namespace>::all(client.clone())
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("create namespace");
+        // Admission needs the namespace's default ServiceAccount before it accepts pods.
+        let sa: Api<k8s_openapi::api::core::v1::ServiceAccount> =
+            Api::namespaced(client.clone(), &name);
+        poll_until(
+            Duration::from_secs(30),
+            "default ServiceAccount",
+            || async { sa.get_opt("default").await.ok().flatten().is_some() },
+        )
+        .await;
+        TestNamespace {
+            name,
+            context: context.to_string(),
+        }
+    }
+}
+
+impl Drop for TestNamespace {
+    fn drop(&mut self) {
+        // Through kubectl, because a kube client cannot be driven from Drop inside the test's
+        // runtime. Best effort: the clusters are thrown away after the run anyway.
+        let _ = std::process::Command::new(cluster_bin_dir().join("kubectl"))
+            .arg("--kubeconfig")
+            .arg(kubeconfig_path())
+            .args([
+                "--context",
+                &self.context,
+                "delete",
+                "namespace",
+                &self.name,
+                "--wait=false",
+            ])
+            .output();
+    }
+}
+
+pub fn unique_suffix() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!(
+        "{:x}{:x}",
+        nanos % 0xfffff,
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Polls `check` until it holds; panics with `what` after `limit`.
+pub async fn poll_until<F, Fut>(limit: Duration, what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if check().await {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// PATH with the cluster binaries (kubectl), the freshly built plugin and `extra` first.
+pub fn path_with(extra: &[&Path]) -> std::ffi::OsString {
+    let plugin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-migrate"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let mut dirs: Vec<PathBuf> = extra.iter().map(|p| p.to_path_buf()).collect();
+    dirs.push(plugin_dir);
+    dirs.push(cluster_bin_dir());
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
