@@ -41,6 +41,16 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "sta
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "schema-diff" -d 'Compare API schemas (CRDs and built-in types) across clusters or files'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "failure-policy" -d 'Simulate and explain Job podFailurePolicy, backoff and per-index behaviour'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "version" -d 'Print the plugin\'s version and the version of the cluster it would talk to'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l to-context -d 'The destination context' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l to-namespace -d 'The destination namespace (default: the source namespace)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l to-kubeconfig -d 'A separate kubeconfig for the destination context (default: the source\'s)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l dry-run -d 'Show the plan without changing anything; `server` also dry-runs every write on the servers' -r -f -a "none\t'No dry run: make the changes'
+client\t'Print the plan; no writes'
+server\t'Print the plan and dry-run every write on the servers'"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l batch -d 'Ordinals moved per step' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l timeout -d 'How long to wait for one pod to go or to become Ready before stopping (resumable)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l storage-class-map -d 'Use StorageClass NEW in the destination where the source uses OLD (repeatable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l context -d 'The kubeconfig context to use (default: the current context)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
@@ -51,6 +61,15 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand stateful
 always\t''
 never\t''"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s y -l yes -d 'Do not prompt; required when stdin is not a terminal'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l step -d 'Pause before each ordinal: ask on a terminal; otherwise move one batch and exit 3'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l copy-dependencies -d 'Copy the headless Service and the ConfigMaps, Secrets and ServiceAccount the pods use'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l create-namespace -d 'Create the destination namespace if it does not exist'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l allow-unhealthy -d 'Start even if not all source replicas are Ready'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l rollback -d 'Move ordinals back to the source, from any point'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l status -d 'Show both sides, the journal, and what the next run will do; changes nothing'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l cleanup -d 'After completion, delete the source\'s leftover StatefulSet, PVC and PV objects (never the storage)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l restore-reclaim-policy -d 'With --cleanup: give the destination\'s PVs back the reclaim policies they had in the source'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s V -l version -d 'Print version'

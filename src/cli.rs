@@ -36,10 +36,10 @@ pub enum Command {
     #[command(
         long_about = "Move a StatefulSet to another cluster pod by pod, without downtime, using \
             spec.ordinals.start. Scales the source down from the top, moves each ordinal's PVCs and \
-            PVs, and scales the destination up from below. Resumable after a crash and reversible.\n\n\
-            Not available yet in this version."
+            PVs, and scales the destination up from below. Never runs one ordinal in both clusters; \
+            resumable after a crash (rerun the same command) and reversible (--rollback)."
     )]
-    Statefulset(PendingArgs),
+    Statefulset(crate::statefulset::Args),
 
     /// Compare API schemas (CRDs and built-in types) across clusters or files
     #[command(

@@ -226,6 +226,11 @@ fn describe_kube_error(err: &kube::Error) -> String {
     text
 }
 
+/// Whether the API answered with this HTTP status (404 not found, 409 conflict/exists, ...).
+pub fn is_status(err: &kube::Error, code: u16) -> bool {
+    matches!(err, kube::Error::Api(status) if status.code == code)
+}
+
 /// The client's own connect/read timeouts surface as a nested `Elapsed`; report them as the
 /// timeout they are.
 fn is_timeout(err: &kube::Error) -> bool {

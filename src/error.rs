@@ -7,6 +7,10 @@ pub mod exit {
     pub const OK: u8 = 0;
     pub const ERROR: u8 = 1;
     pub const USAGE: u8 = 2;
+    /// Stopped by the user (Ctrl-C, a declined prompt) or at a --step pause; rerun to resume.
+    pub const STOPPED: u8 = 3;
+    /// Preflight checks failed; nothing was written.
+    pub const PREFLIGHT: u8 = 4;
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -64,12 +68,34 @@ pub enum Error {
 
     #[error("cannot write output: {0}")]
     Output(String),
+
+    /// A resumable stop: Ctrl-C, a declined prompt, or a --step pause.
+    #[error("{reason}; nothing is half-done. Resume with:\n  {resume}")]
+    Stopped { reason: String, resume: String },
+
+    /// Preflight found problems; nothing was written.
+    #[error("preflight failed, nothing was changed:\n{}", bullet_list(.problems))]
+    PreflightFailed { problems: Vec<String> },
+
+    /// The migration cannot go on safely; the clusters are left as they are.
+    #[error("{reason}\nNothing more was changed. After fixing it, resume with:\n  {resume}")]
+    Unsafe { reason: String, resume: String },
+
+    /// An object changed between observing and acting; deciding again on fresh state fixes it.
+    #[error("{0}")]
+    Conflict(String),
+
+    /// Anything else that went wrong while running.
+    #[error("{message}")]
+    Failed { message: String },
 }
 
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => exit::USAGE,
+            Error::Stopped { .. } | Error::Cancelled(_) => exit::STOPPED,
+            Error::PreflightFailed { .. } => exit::PREFLIGHT,
             _ => exit::ERROR,
         }
     }
@@ -82,6 +108,14 @@ impl From<std::io::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+fn bullet_list(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|i| format!("  - {i}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 fn list_or_none(items: &[String]) -> String {
     if items.is_empty() {
@@ -122,7 +156,15 @@ mod tests {
     #[test]
     fn usage_errors_exit_2_and_others_exit_1() {
         assert_eq!(Error::Usage("x".into()).exit_code(), 2);
-        assert_eq!(Error::Cancelled("x".into()).exit_code(), 1);
+        assert_eq!(Error::Cancelled("x".into()).exit_code(), 3);
+        assert_eq!(Error::PreflightFailed { problems: vec![] }.exit_code(), 4);
+        assert_eq!(
+            Error::Failed {
+                message: "x".into()
+            }
+            .exit_code(),
+            1
+        );
         let pending = Error::NotYetAvailable {
             command: "statefulset",
             issue: 3,

@@ -8,5 +8,6 @@ pub mod commands;
 pub mod completion;
 pub mod error;
 pub mod output;
+pub mod statefulset;
 
 pub use error::{Error, Result};

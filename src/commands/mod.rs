@@ -9,10 +9,7 @@ pub async fn run(cli: Cli) -> Result<()> {
     crate::output::init(cli.global.color, cli.global.verbose);
     match cli.command {
         Command::Version(args) => version::run(&cli.global, &args).await,
-        Command::Statefulset(_) => Err(Error::NotYetAvailable {
-            command: "statefulset",
-            issue: 3,
-        }),
+        Command::Statefulset(args) => crate::statefulset::run(&cli.global, &args).await,
         Command::SchemaDiff(_) => Err(Error::NotYetAvailable {
             command: "schema-diff",
             issue: 4,

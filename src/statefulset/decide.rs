@@ -1,0 +1,1001 @@
+//! The heart of the migration: given the journal and what both clusters show, the next safe
+//! step. Pure, so every decision is testable without a cluster, and a crash at any point needs no
+//! special resume code: the next run observes and decides again.
+//!
+//! Ranges: the source keeps `start = s0` and owns [s0, s0 + S.replicas); the destination owns
+//! [D.start, s0 + N). Ordinals in between are "in flight": down in both clusters.
+use serde::Serialize;
+
+use super::model::{Direction, Journal, Observed, Side, claim_name};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "step", rename_all = "kebab-case")]
+pub enum Step {
+    /// Record the starting point (and the original policies) before anything changes.
+    WriteJournal,
+    /// Set a PV's reclaim policy to Retain so that deleting a claim can never delete the data.
+    ProtectVolume {
+        side: Side,
+        volume: String,
+    },
+    /// Hold the source's PVC retention policy at Retain, so scaling down keeps the claims.
+    HoldRetention,
+    /// Create the destination set with replicas 0 and start = s0 + N.
+    CreateDestination,
+    /// Change a set's start and replicas in one request (with a resourceVersion precondition).
+    Resize {
+        side: Side,
+        start: i32,
+        replicas: i32,
+    },
+    /// Wait (watching) until these pods are gone from `side`, Terminating ones included.
+    WaitPodsGone {
+        side: Side,
+        ordinals: Vec<i32>,
+    },
+    /// Copy a claim and its PV to `to`, pre-bound, with reclaim policy Retain.
+    CopyClaim {
+        to: Side,
+        claim: String,
+        ordinal: i32,
+    },
+    /// Wait until these ordinals are Ready (and available) on `side`.
+    WaitReady {
+        side: Side,
+        ordinals: Vec<i32>,
+    },
+    /// Run the health check for these ordinals and record them as verified.
+    Verify {
+        side: Side,
+        ordinals: Vec<i32>,
+    },
+    MarkComplete,
+    /// Rollback clean-up: delete a claim or PV copy this tool created in the destination.
+    DeleteCopy {
+        claim: Option<String>,
+        volume: Option<String>,
+    },
+    DeleteDestination,
+    RestoreRetention,
+    RestoreVolume {
+        volume: String,
+        policy: String,
+    },
+    /// Rollback finished: remove the journal.
+    DeleteJournal,
+    /// Nothing left to do.
+    Done,
+    /// Unsafe to continue: someone changed something we rely on. Never "fixed" automatically.
+    Stop {
+        reason: String,
+    },
+}
+
+impl Step {
+    /// The ordinals a step concerns, for progress and events.
+    pub fn ordinals(&self) -> Vec<i32> {
+        match self {
+            Step::WaitPodsGone { ordinals, .. }
+            | Step::WaitReady { ordinals, .. }
+            | Step::Verify { ordinals, .. } => ordinals.clone(),
+            Step::CopyClaim { ordinal, .. } => vec![*ordinal],
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn is_wait(&self) -> bool {
+        matches!(self, Step::WaitPodsGone { .. } | Step::WaitReady { .. })
+    }
+}
+
+/// What the decision needs besides the observation.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub name: String,
+    /// Ordinals moved per step (>= 1).
+    pub batch: i32,
+}
+
+pub fn next_step(journal: Option<&Journal>, observed: &Observed, settings: &Settings) -> Step {
+    let Some(journal) = journal else {
+        return match (&observed.source.set, &observed.destination.set) {
+            (None, _) => stop(format!(
+                "the source StatefulSet {} does not exist",
+                settings.name
+            )),
+            // Without the journal we cannot know the original size or policies; never guess.
+            (Some(_), Some(_)) => stop(format!(
+                "a StatefulSet {} exists in the destination but the migration journal does not; it was deleted or this is not our migration",
+                settings.name
+            )),
+            (Some(_), None) => Step::WriteJournal,
+        };
+    };
+    match journal.direction {
+        Direction::Forward => forward(journal, observed, settings),
+        Direction::Rollback => rollback(journal, observed, settings),
+    }
+}
+
+fn stop(reason: String) -> Step {
+    Step::Stop { reason }
+}
+
+/// Invariants that must hold in both directions; a violation means someone else changed the sets.
+fn check_ranges(journal: &Journal, observed: &Observed) -> Option<Step> {
+    let source = observed.source.set.as_ref()?;
+    if source.uid != journal.source_uid {
+        return Some(stop(format!(
+            "the source StatefulSet was replaced (uid {} is not the {} recorded when the migration began)",
+            source.uid, journal.source_uid
+        )));
+    }
+    if source.start != journal.start {
+        return Some(stop(format!(
+            "the source's spec.ordinals.start changed from {} to {}; put it back to {} and rerun",
+            journal.start, source.start, journal.start
+        )));
+    }
+    let source_end = source.start + source.replicas;
+    if source_end > journal.end() {
+        return Some(stop(format!(
+            "the source has {} replicas, more than the {} it had when the migration began; someone scaled it by hand",
+            source.replicas, journal.replicas
+        )));
+    }
+    if let Some(dest) = observed.destination.set.as_ref() {
+        if dest.migrated_from_uid.as_deref() != Some(journal.source_uid.as_str()) {
+            return Some(stop(
+                "the destination StatefulSet was not created by this migration".into(),
+            ));
+        }
+        if dest.replicas > 0 {
+            if dest.start + dest.replicas != journal.end() {
+                return Some(stop(format!(
+                    "the destination owns ordinals [{}, {}), but it must end at {}; someone changed its replicas or start",
+                    dest.start,
+                    dest.start + dest.replicas,
+                    journal.end()
+                )));
+            }
+            if source_end > dest.start {
+                return Some(stop(format!(
+                    "ordinals [{}, {}) are assigned to both clusters (source replicas {}, destination start {}); someone scaled the source by hand. \
+                     Scale the source back to {} replicas and rerun",
+                    dest.start,
+                    source_end,
+                    source.replicas,
+                    dest.start,
+                    dest.start - source.start
+                )));
+            }
+        }
+    }
+    None
+}
+
+/// Protect every PV of the set in `side` before anything is scaled.
+fn unprotected_volume(observed: &Observed, side: Side) -> Option<Step> {
+    let view = observed.side(side);
+    view.claims
+        .values()
+        .filter_map(|c| c.volume_name.as_ref())
+        .find_map(|v| {
+            let volume = view.volumes.get(v)?;
+            (volume.reclaim_policy != "Retain").then(|| Step::ProtectVolume {
+                side,
+                volume: v.clone(),
+            })
+        })
+}
+
+/// For ordinals moving to `to`: wait for their pods to leave the other side, then make sure
+/// every claim exists on `to` (copying it from the other side if needed).
+fn prepare_in_flight(
+    journal: &Journal,
+    observed: &Observed,
+    settings: &Settings,
+    to: Side,
+    ordinals: &[i32],
+) -> Option<Step> {
+    let from = observed.side(to.other());
+    let still_there: Vec<i32> = ordinals
+        .iter()
+        .copied()
+        .filter(|k| from.pods.contains_key(k))
+        .collect();
+    if !still_there.is_empty() {
+        return Some(Step::WaitPodsGone {
+            side: to.other(),
+            ordinals: still_there,
+        });
+    }
+    let target = observed.side(to);
+    for &k in ordinals {
+        for template in &journal.claim_templates {
+            let claim = claim_name(template, &settings.name, k);
+            match (target.claims.get(&claim), from.claims.get(&claim)) {
+                (Some(existing), Some(original))
+                    if existing.volume_name.is_some()
+                        && existing.volume_name != original.volume_name =>
+                {
+                    return Some(stop(format!(
+                        "claim {claim} points at volume {:?} in one cluster and {:?} in the other; refusing to guess which holds the data",
+                        original.volume_name, existing.volume_name
+                    )));
+                }
+                (Some(_), _) => {}
+                (None, Some(_)) => {
+                    return Some(Step::CopyClaim {
+                        to,
+                        claim,
+                        ordinal: k,
+                    });
+                }
+                (None, None) => {
+                    return Some(stop(format!(
+                        "claim {claim} of ordinal {k} exists in neither cluster; refusing to start the pod with an empty volume"
+                    )));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Waits for readiness, then verification, of ordinals that arrived on `side`.
+fn verify_arrived(observed: &Observed, side: Side, pending: Vec<i32>) -> Option<Step> {
+    if pending.is_empty() {
+        return None;
+    }
+    let view = observed.side(side);
+    let set = view.set.as_ref()?;
+    let pods_ready = pending
+        .iter()
+        .all(|k| view.pods.get(k).is_some_and(|p| p.ready && !p.terminating));
+    let set_settled =
+        set.observed_generation >= set.generation && set.available_replicas >= set.replicas;
+    if !pods_ready || !set_settled {
+        return Some(Step::WaitReady {
+            side,
+            ordinals: pending,
+        });
+    }
+    Some(Step::Verify {
+        side,
+        ordinals: pending,
+    })
+}
+
+fn forward(journal: &Journal, observed: &Observed, settings: &Settings) -> Step {
+    if journal.complete {
+        return Step::Done;
+    }
+    let Some(source) = observed.source.set.as_ref() else {
+        return stop(format!(
+            "the source StatefulSet {} disappeared mid-migration",
+            settings.name
+        ));
+    };
+    if let Some(step) = check_ranges(journal, observed) {
+        return step;
+    }
+    // Protection comes before any scaling, and is re-checked on every run.
+    if let Some(step) = unprotected_volume(observed, Side::Source) {
+        return step;
+    }
+    if !source.retention.is_retain() {
+        return Step::HoldRetention;
+    }
+    let Some(dest) = observed.destination.set.as_ref() else {
+        return Step::CreateDestination;
+    };
+    if let Some(step) = unprotected_volume(observed, Side::Destination) {
+        return step;
+    }
+    let dest_start = if dest.replicas > 0 {
+        dest.start
+    } else {
+        journal.end()
+    };
+
+    // Ordinals that arrived but are not verified yet.
+    let pending: Vec<i32> = (dest_start..journal.verified_bound.min(journal.end())).collect();
+    if let Some(step) = verify_arrived(observed, Side::Destination, pending) {
+        return step;
+    }
+
+    let source_end = source.start + source.replicas;
+    let in_flight: Vec<i32> = (source_end..dest_start).collect();
+    if in_flight.len() > settings.batch as usize {
+        return stop(format!(
+            "the source has {} replicas, but this migration only took it down to {}; someone scaled it down by hand. \
+             Scale it back to {} replicas, or rerun with --batch {} to move ordinals [{}, {}) together",
+            source.replicas,
+            dest_start - source.start - settings.batch,
+            dest_start - source.start - settings.batch,
+            in_flight.len(),
+            source_end,
+            dest_start
+        ));
+    }
+    if !in_flight.is_empty() {
+        if let Some(step) =
+            prepare_in_flight(journal, observed, settings, Side::Destination, &in_flight)
+        {
+            return step;
+        }
+        return Step::Resize {
+            side: Side::Destination,
+            start: source_end,
+            replicas: journal.end() - source_end,
+        };
+    }
+    if source.replicas > 0 {
+        let n = settings.batch.clamp(1, source.replicas);
+        return Step::Resize {
+            side: Side::Source,
+            start: source.start,
+            replicas: source.replicas - n,
+        };
+    }
+    Step::MarkComplete
+}
+
+fn rollback(journal: &Journal, observed: &Observed, settings: &Settings) -> Step {
+    let Some(source) = observed.source.set.as_ref() else {
+        return stop(format!(
+            "the source StatefulSet {} no longer exists (was --cleanup run?); rollback needs it",
+            settings.name
+        ));
+    };
+    if let Some(step) = check_ranges(journal, observed) {
+        return step;
+    }
+    // Before anything is deleted in the destination, every PV there must be Retain.
+    if let Some(step) = unprotected_volume(observed, Side::Destination) {
+        return step;
+    }
+    let source_end = source.start + source.replicas;
+    if let Some(dest) = observed.destination.set.as_ref() {
+        let dest_start = if dest.replicas > 0 {
+            dest.start
+        } else {
+            journal.end()
+        };
+        let pending: Vec<i32> = (journal.verified_bound.max(journal.start)..source_end).collect();
+        if let Some(step) = verify_arrived(observed, Side::Source, pending) {
+            return step;
+        }
+        let in_flight: Vec<i32> = (source_end..dest_start).collect();
+        if !in_flight.is_empty() {
+            if let Some(step) =
+                prepare_in_flight(journal, observed, settings, Side::Source, &in_flight)
+            {
+                return step;
+            }
+            return Step::Resize {
+                side: Side::Source,
+                start: source.start,
+                replicas: dest_start - source.start,
+            };
+        }
+        if dest.replicas > 0 {
+            let n = settings.batch.clamp(1, dest.replicas);
+            return Step::Resize {
+                side: Side::Destination,
+                start: dest.start + n,
+                replicas: dest.replicas - n,
+            };
+        }
+        // Everything is back in the source: remove the destination's copies, claims first.
+        if let Some((claim, _)) = observed.destination.claims.iter().find(|(_, c)| c.copied) {
+            return Step::DeleteCopy {
+                claim: Some(claim.clone()),
+                volume: None,
+            };
+        }
+        return Step::DeleteDestination;
+    }
+    if source_end != journal.end() {
+        return stop(format!(
+            "the destination StatefulSet is gone but the source has only {} of {} replicas; scale the source back to {} by hand",
+            source.replicas, journal.replicas, journal.replicas
+        ));
+    }
+    let pending: Vec<i32> = (journal.verified_bound.max(journal.start)..source_end).collect();
+    if let Some(step) = verify_arrived(observed, Side::Source, pending) {
+        return step;
+    }
+    if let Some((volume, _)) = observed.destination.volumes.iter().find(|(_, v)| v.copied) {
+        return Step::DeleteCopy {
+            claim: None,
+            volume: Some(volume.clone()),
+        };
+    }
+    if source.retention != journal.original_retention {
+        return Step::RestoreRetention;
+    }
+    for (volume, policy) in &journal.original_reclaim_policies {
+        if observed
+            .source
+            .volumes
+            .get(volume)
+            .is_some_and(|v| &v.reclaim_policy != policy)
+        {
+            return Step::RestoreVolume {
+                volume: volume.clone(),
+                policy: policy.clone(),
+            };
+        }
+    }
+    Step::DeleteJournal
+}
+
+/// Records what a Verify step confirmed: the new bound of verified ordinals.
+pub fn verified_bound_after(direction: Direction, ordinals: &[i32], current: i32) -> i32 {
+    match direction {
+        Direction::Forward => ordinals
+            .iter()
+            .copied()
+            .min()
+            .map_or(current, |m| m.min(current)),
+        Direction::Rollback => ordinals
+            .iter()
+            .copied()
+            .max()
+            .map_or(current, |m| (m + 1).max(current)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::statefulset::model::*;
+
+    const NAME: &str = "web";
+
+    fn set(uid: &str, start: i32, replicas: i32) -> SetView {
+        SetView {
+            uid: uid.into(),
+            resource_version: "1".into(),
+            generation: 1,
+            replicas,
+            start,
+            observed_generation: 1,
+            ready_replicas: replicas,
+            available_replicas: replicas,
+            retention: Retention {
+                when_scaled: "Delete".into(),
+                when_deleted: "Retain".into(),
+            },
+            migrated_from_uid: None,
+            claim_templates: vec!["data".into(), "logs".into()],
+        }
+    }
+
+    /// A toy world: both clusters as observed, the journal, and controllers that converge a
+    /// step at a time. Good enough to check that the decisions never create split brain or
+    /// start a pod without its data, whatever the interleaving.
+    #[derive(Debug, Clone)]
+    struct World {
+        observed: Observed,
+        journal: Option<Journal>,
+        fresh_claims: Vec<String>,
+        templates: Vec<String>,
+    }
+
+    impl World {
+        fn new(start: i32, replicas: i32) -> World {
+            let mut source = ClusterView {
+                set: Some(set("src-uid", start, replicas)),
+                ..Default::default()
+            };
+            let templates = vec!["data".to_string(), "logs".to_string()];
+            for k in start..start + replicas {
+                source.pods.insert(
+                    k,
+                    PodView {
+                        name: pod_name(NAME, k),
+                        uid: format!("p{k}"),
+                        ready: true,
+                        terminating: false,
+                    },
+                );
+                for t in &templates {
+                    let claim = claim_name(t, NAME, k);
+                    let volume = format!("pv-{claim}");
+                    source.claims.insert(
+                        claim.clone(),
+                        ClaimView {
+                            volume_name: Some(volume.clone()),
+                            bound: true,
+                            copied: false,
+                        },
+                    );
+                    source.volumes.insert(
+                        volume,
+                        VolumeView {
+                            reclaim_policy: "Delete".into(),
+                            claim: Some(("ns".into(), claim)),
+                            copied: false,
+                        },
+                    );
+                }
+            }
+            World {
+                observed: Observed {
+                    source,
+                    destination: ClusterView::default(),
+                },
+                journal: None,
+                fresh_claims: vec![],
+                templates,
+            }
+        }
+
+        fn view(&mut self, side: Side) -> &mut ClusterView {
+            match side {
+                Side::Source => &mut self.observed.source,
+                Side::Destination => &mut self.observed.destination,
+            }
+        }
+
+        /// One round of the StatefulSet controller and the kubelet on `side`.
+        fn controller_tick(&mut self, side: Side) {
+            let templates = self.templates.clone();
+            let view = self.view(side);
+            let Some(set) = view.set.clone() else { return };
+            let range = set.range();
+            // Terminating pods finish terminating; the controller recreates them if still in range.
+            view.pods.retain(|_, p| !p.terminating);
+            for (k, pod) in view.pods.iter_mut() {
+                if !range.contains(k) {
+                    pod.terminating = true;
+                    pod.ready = false;
+                } else {
+                    pod.ready = true;
+                }
+            }
+            let mut fresh = Vec::new();
+            for k in range.clone() {
+                if !view.pods.contains_key(&k) {
+                    // The real controller creates a missing claim from the template: an empty volume.
+                    for t in &templates {
+                        let claim = claim_name(t, NAME, k);
+                        if let std::collections::btree_map::Entry::Vacant(e) =
+                            view.claims.entry(claim.clone())
+                        {
+                            fresh.push(claim);
+                            e.insert(ClaimView {
+                                volume_name: Some("fresh".into()),
+                                bound: true,
+                                copied: false,
+                            });
+                        }
+                    }
+                    view.pods.insert(
+                        k,
+                        PodView {
+                            name: pod_name(NAME, k),
+                            uid: format!("{side:?}{k}"),
+                            ready: false,
+                            terminating: false,
+                        },
+                    );
+                }
+            }
+            let ready = range
+                .clone()
+                .filter(|k| view.pods.get(k).is_some_and(|p| p.ready))
+                .count() as i32;
+            let s = view.set.as_mut().unwrap();
+            s.observed_generation = s.generation;
+            s.ready_replicas = ready;
+            s.available_replicas = ready;
+            self.fresh_claims.extend(fresh);
+        }
+
+        fn split_brain(&self) -> Option<i32> {
+            self.observed
+                .source
+                .pods
+                .keys()
+                .find(|k| self.observed.destination.pods.contains_key(k))
+                .copied()
+        }
+
+        fn apply(&mut self, step: &Step) {
+            match step.clone() {
+                Step::WriteJournal => {
+                    let s = self.observed.source.set.clone().unwrap();
+                    self.journal = Some(Journal {
+                        name: NAME.into(),
+                        source_context: "a".into(),
+                        source_server: "https://a".into(),
+                        source_namespace: "ns".into(),
+                        source_uid: s.uid.clone(),
+                        destination_namespace: "ns".into(),
+                        replicas: s.replicas,
+                        start: s.start,
+                        claim_templates: s.claim_templates.clone(),
+                        original_reclaim_policies: self
+                            .observed
+                            .source
+                            .volumes
+                            .iter()
+                            .map(|(n, v)| (n.clone(), v.reclaim_policy.clone()))
+                            .collect(),
+                        original_retention: s.retention.clone(),
+                        direction: Direction::Forward,
+                        verified_bound: s.start + s.replicas,
+                        complete: false,
+                        cleaned_up: false,
+                    });
+                }
+                Step::ProtectVolume { side, volume } => {
+                    self.view(side)
+                        .volumes
+                        .get_mut(&volume)
+                        .unwrap()
+                        .reclaim_policy = "Retain".into()
+                }
+                Step::HoldRetention => {
+                    self.observed.source.set.as_mut().unwrap().retention = Retention::retain()
+                }
+                Step::CreateDestination => {
+                    let j = self.journal.clone().unwrap();
+                    let mut d = set("dst-uid", j.end(), 0);
+                    d.migrated_from_uid = Some(j.source_uid.clone());
+                    d.retention = Retention::retain();
+                    self.observed.destination.set = Some(d);
+                }
+                Step::Resize {
+                    side,
+                    start,
+                    replicas,
+                } => {
+                    let s = self.view(side).set.as_mut().unwrap();
+                    s.start = start;
+                    s.replicas = replicas;
+                    s.generation += 1;
+                }
+                Step::WaitPodsGone { side, .. } | Step::WaitReady { side, .. } => {
+                    self.controller_tick(side)
+                }
+                Step::CopyClaim { to, claim, .. } => {
+                    let from = self.observed.side(to.other()).clone();
+                    let original = from.claims[&claim].clone();
+                    let volume = original.volume_name.clone().unwrap();
+                    let target = self.view(to);
+                    target.claims.insert(
+                        claim.clone(),
+                        ClaimView {
+                            volume_name: Some(volume.clone()),
+                            bound: true,
+                            copied: to == Side::Destination,
+                        },
+                    );
+                    target.volumes.entry(volume).or_insert(VolumeView {
+                        reclaim_policy: "Retain".into(),
+                        claim: Some(("ns".into(), claim)),
+                        copied: to == Side::Destination,
+                    });
+                }
+                Step::Verify { ordinals, .. } => {
+                    let j = self.journal.as_mut().unwrap();
+                    j.verified_bound =
+                        verified_bound_after(j.direction, &ordinals, j.verified_bound);
+                }
+                Step::MarkComplete => self.journal.as_mut().unwrap().complete = true,
+                Step::DeleteCopy { claim, volume } => {
+                    if let Some(c) = claim {
+                        self.observed.destination.claims.remove(&c);
+                    }
+                    if let Some(v) = volume {
+                        self.observed.destination.volumes.remove(&v);
+                    }
+                }
+                Step::DeleteDestination => {
+                    self.observed.destination.set = None;
+                    self.observed.destination.pods.clear();
+                }
+                Step::RestoreRetention => {
+                    let original = self.journal.as_ref().unwrap().original_retention.clone();
+                    self.observed.source.set.as_mut().unwrap().retention = original;
+                }
+                Step::RestoreVolume { volume, policy } => {
+                    self.observed
+                        .source
+                        .volumes
+                        .get_mut(&volume)
+                        .unwrap()
+                        .reclaim_policy = policy
+                }
+                Step::DeleteJournal => self.journal = None,
+                Step::Done | Step::Stop { .. } => {}
+            }
+        }
+
+        /// Decides and applies until Done (or a Stop), with controller ticks interleaved as
+        /// `ticks` says; returns the steps taken.
+        fn run(&mut self, settings: &Settings, ticks: &[bool], limit: usize) -> Vec<Step> {
+            let mut steps = Vec::new();
+            for i in 0..limit {
+                if ticks.get(i % ticks.len().max(1)).copied().unwrap_or(false) {
+                    self.controller_tick(Side::Source);
+                    self.controller_tick(Side::Destination);
+                }
+                assert_eq!(self.split_brain(), None, "split brain after {steps:?}");
+                let step = next_step(self.journal.as_ref(), &self.observed, settings);
+                if matches!(step, Step::Done | Step::Stop { .. }) || (step == Step::DeleteJournal) {
+                    self.apply(&step);
+                    steps.push(step);
+                    return steps;
+                }
+                self.apply(&step);
+                steps.push(step);
+            }
+            panic!(
+                "no progress within {limit} steps; last ones: {:?}",
+                &steps[steps.len().saturating_sub(8)..]
+            );
+        }
+    }
+
+    fn settings(batch: i32) -> Settings {
+        Settings {
+            name: NAME.into(),
+            batch,
+        }
+    }
+
+    #[test]
+    fn no_journal_means_write_it_first() {
+        let world = World::new(0, 3);
+        assert_eq!(
+            next_step(None, &world.observed, &settings(1)),
+            Step::WriteJournal
+        );
+    }
+
+    #[test]
+    fn a_destination_without_a_journal_is_never_adopted() {
+        let mut world = World::new(0, 2);
+        world.observed.destination.set = Some(set("dst", 2, 0));
+        let step = next_step(None, &world.observed, &settings(1));
+        assert!(
+            matches!(&step, Step::Stop { reason } if reason.contains("journal does not")),
+            "{step:?}"
+        );
+    }
+
+    #[test]
+    fn a_missing_source_stops_before_anything_is_written() {
+        let observed = Observed::default();
+        assert!(
+            matches!(next_step(None, &observed, &settings(1)), Step::Stop { reason } if reason.contains("does not exist"))
+        );
+    }
+
+    #[test]
+    fn volumes_are_protected_before_anything_is_scaled() {
+        let mut world = World::new(0, 2);
+        let steps = world.run(&settings(1), &[true], 200);
+        let first_resize = steps
+            .iter()
+            .position(|s| matches!(s, Step::Resize { .. }))
+            .unwrap();
+        let protections = steps
+            .iter()
+            .take(first_resize)
+            .filter(|s| matches!(s, Step::ProtectVolume { .. }))
+            .count();
+        assert_eq!(protections, 4, "2 ordinals x 2 templates: {steps:?}");
+        assert!(steps[..first_resize].contains(&Step::HoldRetention));
+        assert!(steps[..first_resize].contains(&Step::CreateDestination));
+    }
+
+    #[test]
+    fn the_destination_is_patched_only_after_the_source_pod_is_gone_and_the_claims_are_copied() {
+        let mut world = World::new(0, 3);
+        let steps = world.run(&settings(1), &[false, true], 400);
+        for (i, step) in steps.iter().enumerate() {
+            if let Step::Resize {
+                side: Side::Destination,
+                start,
+                ..
+            } = step
+            {
+                let copied = steps[..i]
+                    .iter()
+                    .any(|s| matches!(s, Step::CopyClaim { ordinal, .. } if ordinal == start));
+                assert!(
+                    copied,
+                    "ordinal {start} started in the destination before its claims were copied"
+                );
+            }
+        }
+        assert_eq!(world.fresh_claims, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_source_scaled_up_by_hand_stops_with_an_explanation() {
+        let mut world = World::new(0, 3);
+        let s = settings(1);
+        // Run until the destination owns ordinal 2.
+        while world
+            .observed
+            .destination
+            .set
+            .as_ref()
+            .is_none_or(|d| d.replicas == 0)
+        {
+            let step = next_step(world.journal.as_ref(), &world.observed, &s);
+            world.apply(&step);
+            world.controller_tick(Side::Source);
+            world.controller_tick(Side::Destination);
+        }
+        world.observed.source.set.as_mut().unwrap().replicas = 3;
+        let step = next_step(world.journal.as_ref(), &world.observed, &s);
+        assert!(
+            matches!(&step, Step::Stop { reason } if reason.contains("scaled the source by hand")),
+            "{step:?}"
+        );
+    }
+
+    #[test]
+    fn a_source_scaled_down_by_hand_stops_with_an_explanation() {
+        let mut world = World::new(0, 4);
+        let s = settings(1);
+        while world.observed.destination.set.is_none() {
+            let step = next_step(world.journal.as_ref(), &world.observed, &s);
+            world.apply(&step);
+        }
+        world.observed.source.set.as_mut().unwrap().replicas = 1;
+        let step = next_step(world.journal.as_ref(), &world.observed, &s);
+        assert!(
+            matches!(&step, Step::Stop { reason } if reason.contains("scaled it down by hand") && reason.contains("--batch 3")),
+            "{step:?}"
+        );
+    }
+
+    #[test]
+    fn a_foreign_destination_is_never_touched() {
+        let mut world = World::new(0, 2);
+        let s = settings(1);
+        world.apply(&Step::WriteJournal);
+        world.observed.destination.set = Some(set("other", 0, 2));
+        let step = next_step(world.journal.as_ref(), &world.observed, &s);
+        assert!(
+            matches!(&step, Step::Stop { reason } if reason.contains("not created by this migration")),
+            "{step:?}"
+        );
+    }
+
+    #[test]
+    fn claims_that_disagree_about_their_volume_stop_the_migration() {
+        let mut world = World::new(0, 1);
+        let s = settings(1);
+        loop {
+            let step = next_step(world.journal.as_ref(), &world.observed, &s);
+            if let Step::CopyClaim { claim, .. } = &step {
+                world.observed.destination.claims.insert(
+                    claim.clone(),
+                    ClaimView {
+                        volume_name: Some("elsewhere".into()),
+                        bound: true,
+                        copied: true,
+                    },
+                );
+                break;
+            }
+            world.apply(&step);
+            world.controller_tick(Side::Source);
+        }
+        let step = next_step(world.journal.as_ref(), &world.observed, &s);
+        assert!(
+            matches!(&step, Step::Stop { reason } if reason.contains("refusing to guess")),
+            "{step:?}"
+        );
+    }
+
+    fn assert_all_in_destination(world: &World, start: i32, replicas: i32) {
+        let d = world.observed.destination.set.as_ref().unwrap();
+        assert_eq!((d.start, d.replicas), (start, replicas));
+        assert_eq!(world.observed.source.set.as_ref().unwrap().replicas, 0);
+        let src_volumes: BTreeMap<_, _> = world
+            .observed
+            .source
+            .claims
+            .iter()
+            .map(|(n, c)| (n.clone(), c.volume_name.clone()))
+            .collect();
+        let dst_volumes: BTreeMap<_, _> = world
+            .observed
+            .destination
+            .claims
+            .iter()
+            .map(|(n, c)| (n.clone(), c.volume_name.clone()))
+            .collect();
+        assert_eq!(
+            src_volumes, dst_volumes,
+            "every claim points at the same volume on both sides"
+        );
+        assert!(
+            world
+                .observed
+                .destination
+                .volumes
+                .values()
+                .all(|v| v.reclaim_policy == "Retain")
+        );
+        assert!(
+            world
+                .observed
+                .source
+                .volumes
+                .values()
+                .all(|v| v.reclaim_policy == "Retain")
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn forward_completes_without_split_brain_or_empty_volumes(
+            start in 0i32..4, replicas in 1i32..7, batch in 1i32..4,
+            ticks in proptest::collection::vec(any::<bool>(), 1..12),
+        ) {
+            let mut world = World::new(start, replicas);
+            let steps = world.run(&settings(batch), &ticks, 2000);
+            prop_assert_eq!(steps.last(), Some(&Step::Done));
+            prop_assert!(world.journal.as_ref().unwrap().complete);
+            prop_assert_eq!(&world.fresh_claims, &Vec::<String>::new());
+            assert_all_in_destination(&world, start, replicas);
+        }
+
+        #[test]
+        fn rollback_from_any_point_returns_everything_to_the_source(
+            start in 0i32..3, replicas in 1i32..6, batch in 1i32..3,
+            forward_steps in 0usize..60,
+            ticks in proptest::collection::vec(any::<bool>(), 1..8),
+        ) {
+            let mut world = World::new(start, replicas);
+            let original = world.observed.source.clone();
+            let s = settings(batch);
+            for i in 0..forward_steps {
+                if ticks[i % ticks.len()] {
+                    world.controller_tick(Side::Source);
+                    world.controller_tick(Side::Destination);
+                }
+                let step = next_step(world.journal.as_ref(), &world.observed, &s);
+                if step == Step::Done { break; }
+                world.apply(&step);
+            }
+            if let Some(j) = world.journal.as_mut() {
+                // What --rollback records before it starts.
+                j.direction = Direction::Rollback;
+                j.complete = false;
+                let src = world.observed.source.set.as_ref().unwrap();
+                j.verified_bound = src.start + src.replicas;
+                let steps = world.run(&s, &ticks, 3000);
+                prop_assert_eq!(steps.last(), Some(&Step::DeleteJournal), "{:?}", steps);
+                for _ in 0..3 { world.controller_tick(Side::Source); }
+            }
+            prop_assert!(world.journal.is_none());
+            prop_assert!(world.observed.destination.set.is_none());
+            prop_assert!(world.observed.destination.claims.is_empty());
+            prop_assert!(world.observed.destination.volumes.is_empty());
+            prop_assert_eq!(&world.fresh_claims, &Vec::<String>::new());
+            let src = world.observed.source.set.as_ref().unwrap();
+            prop_assert_eq!((src.start, src.replicas), (start, replicas));
+            prop_assert_eq!(&world.observed.source.claims, &original.claims);
+            prop_assert_eq!(&world.observed.source.volumes, &original.volumes);
+            prop_assert_eq!(&src.retention, &original.set.as_ref().unwrap().retention);
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! Plain data that the pure core works on: what was observed in both clusters and the journal.
+//! No API types here, so the decisions can be unit- and property-tested without a cluster.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Which cluster a step acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    Source,
+    Destination,
+}
+
+impl Side {
+    pub fn other(self) -> Side {
+        match self {
+            Side::Source => Side::Destination,
+            Side::Destination => Side::Source,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    Forward,
+    Rollback,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Retention {
+    pub when_scaled: String,
+    pub when_deleted: String,
+}
+
+impl Retention {
+    pub fn retain() -> Retention {
+        Retention {
+            when_scaled: "Retain".into(),
+            when_deleted: "Retain".into(),
+        }
+    }
+    pub fn is_retain(&self) -> bool {
+        self.when_scaled == "Retain" && self.when_deleted == "Retain"
+    }
+}
+
+/// The parts of a StatefulSet that the decisions need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetView {
+    pub uid: String,
+    pub resource_version: String,
+    pub generation: i64,
+    pub replicas: i32,
+    pub start: i32,
+    pub observed_generation: i64,
+    pub ready_replicas: i32,
+    pub available_replicas: i32,
+    pub retention: Retention,
+    /// Our annotation on a destination set: the uid of the source it was created for.
+    pub migrated_from_uid: Option<String>,
+    pub claim_templates: Vec<String>,
+}
+
+impl SetView {
+    /// The ordinals this set owns: [start, start + replicas).
+    pub fn range(&self) -> std::ops::Range<i32> {
+        self.start..self.start + self.replicas
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodView {
+    pub name: String,
+    pub uid: String,
+    pub ready: bool,
+    /// Has a deletionTimestamp: still counts as existing for the no-split-brain rule.
+    pub terminating: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimView {
+    pub volume_name: Option<String>,
+    pub bound: bool,
+    /// Created by this tool as a copy (label), so it may delete it on rollback.
+    pub copied: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeView {
+    pub reclaim_policy: String,
+    /// namespace/name of the claim the PV is bound or reserved to.
+    pub claim: Option<(String, String)>,
+    pub copied: bool,
+}
+
+/// One cluster's view of the migrated set.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClusterView {
+    pub set: Option<SetView>,
+    /// Pods of the set by ordinal, Terminating ones included.
+    pub pods: BTreeMap<i32, PodView>,
+    /// PVCs of the set by name.
+    pub claims: BTreeMap<String, ClaimView>,
+    /// PVs bound to those claims, by name.
+    pub volumes: BTreeMap<String, VolumeView>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Observed {
+    pub source: ClusterView,
+    pub destination: ClusterView,
+}
+
+impl Observed {
+    pub fn side(&self, side: Side) -> &ClusterView {
+        match side {
+            Side::Source => &self.source,
+            Side::Destination => &self.destination,
+        }
+    }
+}
+
+/// The small record kept in the destination cluster (a ConfigMap). Everything else is derived
+/// from what the clusters show.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Journal {
+    pub name: String,
+    pub source_context: String,
+    pub source_server: String,
+    pub source_namespace: String,
+    pub source_uid: String,
+    pub destination_namespace: String,
+    /// The source's replicas and ordinals.start when the migration began: ordinals [start, start+replicas).
+    pub replicas: i32,
+    pub start: i32,
+    pub claim_templates: Vec<String>,
+    /// The PVs' reclaim policies before we set them to Retain, by PV name.
+    pub original_reclaim_policies: BTreeMap<String, String>,
+    pub original_retention: Retention,
+    pub direction: Direction,
+    /// Ordinals on the receiving side whose readiness (and health check) has been confirmed:
+    /// forward, those >= this bound; rollback, those < it.
+    pub verified_bound: i32,
+    pub complete: bool,
+    /// --cleanup removed the source's leftovers; rollback is no longer possible.
+    #[serde(default)]
+    pub cleaned_up: bool,
+}
+
+impl Journal {
+    pub fn end(&self) -> i32 {
+        self.start + self.replicas
+    }
+}
+
+/// `<template>-<set>-<ordinal>`, the name the StatefulSet controller gives a pod's claim.
+pub fn claim_name(template: &str, set: &str, ordinal: i32) -> String {
+    format!("{template}-{set}-{ordinal}")
+}
+
+pub fn pod_name(set: &str, ordinal: i32) -> String {
+    format!("{set}-{ordinal}")
+}

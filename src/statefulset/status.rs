@@ -1,0 +1,244 @@
+//! `--status`: both sides, where every claim and volume is, the journal, and what the next run
+//! will do. Built from the same observation and decision as a real run, so it cannot disagree.
+use comfy_table::Table;
+use serde::Serialize;
+
+use super::decide::{Settings, next_step};
+use super::model::{Journal, Observed};
+use super::observe::claim_ordinal;
+use super::plan::{Names, describe};
+use crate::output::{self, Tabular};
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusReport {
+    pub statefulset: String,
+    pub source: SideSummary,
+    pub destination: SideSummary,
+    pub journal: Option<JournalSummary>,
+    pub ordinals: Vec<OrdinalRow>,
+    pub next_step: String,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SideSummary {
+    pub context: String,
+    pub namespace: String,
+    pub exists: bool,
+    pub start: Option<i32>,
+    pub replicas: Option<i32>,
+    pub ready_replicas: Option<i32>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalSummary {
+    pub direction: String,
+    pub original_replicas: i32,
+    pub original_start: i32,
+    pub verified_bound: i32,
+    pub complete: bool,
+    pub cleaned_up: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrdinalRow {
+    pub ordinal: i32,
+    /// "Ready", "NotReady", "Terminating" or "-" per cluster.
+    pub source_pod: String,
+    pub destination_pod: String,
+    pub claims: Vec<ClaimRow>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClaimRow {
+    pub claim: String,
+    pub volume: Option<String>,
+    pub in_source: bool,
+    pub in_destination: bool,
+    pub source_reclaim_policy: Option<String>,
+    pub destination_reclaim_policy: Option<String>,
+}
+
+fn pod_state(view: &super::model::ClusterView, k: i32) -> String {
+    match view.pods.get(&k) {
+        None => "-".into(),
+        Some(p) if p.terminating => "Terminating".into(),
+        Some(p) if p.ready => "Ready".into(),
+        Some(_) => "NotReady".into(),
+    }
+}
+
+pub fn report(
+    journal: Option<&Journal>,
+    observed: &Observed,
+    settings: &Settings,
+    names: &Names,
+) -> StatusReport {
+    let summary = |view: &super::model::ClusterView, context: &str, namespace: &str| SideSummary {
+        context: context.into(),
+        namespace: namespace.into(),
+        exists: view.set.is_some(),
+        start: view.set.as_ref().map(|s| s.start),
+        replicas: view.set.as_ref().map(|s| s.replicas),
+        ready_replicas: view.set.as_ref().map(|s| s.ready_replicas),
+    };
+    let templates: Vec<String> = journal
+        .map(|j| j.claim_templates.clone())
+        .or_else(|| {
+            observed
+                .source
+                .set
+                .as_ref()
+                .map(|s| s.claim_templates.clone())
+        })
+        .unwrap_or_default();
+    let mut ordinals: std::collections::BTreeSet<i32> = observed
+        .source
+        .pods
+        .keys()
+        .chain(observed.destination.pods.keys())
+        .copied()
+        .collect();
+    for claim in observed
+        .source
+        .claims
+        .keys()
+        .chain(observed.destination.claims.keys())
+    {
+        ordinals.extend(claim_ordinal(&templates, &settings.name, claim));
+    }
+    if let Some(j) = journal {
+        ordinals.extend(j.start..j.end());
+    }
+    let rows = ordinals
+        .into_iter()
+        .rev()
+        .map(|k| OrdinalRow {
+            ordinal: k,
+            source_pod: pod_state(&observed.source, k),
+            destination_pod: pod_state(&observed.destination, k),
+            claims: templates
+                .iter()
+                .map(|t| {
+                    let claim = super::model::claim_name(t, &settings.name, k);
+                    let s = observed.source.claims.get(&claim);
+                    let d = observed.destination.claims.get(&claim);
+                    let volume = s.or(d).and_then(|c| c.volume_name.clone());
+                    let policy = |view: &super::model::ClusterView| {
+                        volume
+                            .as_ref()
+                            .and_then(|v| view.volumes.get(v))
+                            .map(|v| v.reclaim_policy.clone())
+                    };
+                    ClaimRow {
+                        in_source: s.is_some(),
+                        in_destination: d.is_some(),
+                        source_reclaim_policy: policy(&observed.source),
+                        destination_reclaim_policy: policy(&observed.destination),
+                        volume,
+                        claim,
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    let next = if journal.is_none() && observed.destination.set.is_none() {
+        "start the migration: protect the PVs, then move ordinals highest first".to_string()
+    } else {
+        describe(&next_step(journal, observed, settings), names)
+    };
+    StatusReport {
+        statefulset: settings.name.clone(),
+        source: summary(
+            &observed.source,
+            &names.source_context,
+            &names.source_namespace,
+        ),
+        destination: summary(
+            &observed.destination,
+            &names.destination_context,
+            &names.destination_namespace,
+        ),
+        journal: journal.map(|j| JournalSummary {
+            direction: format!("{:?}", j.direction).to_lowercase(),
+            original_replicas: j.replicas,
+            original_start: j.start,
+            verified_bound: j.verified_bound,
+            complete: j.complete,
+            cleaned_up: j.cleaned_up,
+        }),
+        ordinals: rows,
+        next_step: next,
+    }
+}
+
+impl Tabular for StatusReport {
+    fn table(&self) -> Table {
+        let mut t = output::new_table([
+            "ordinal",
+            &format!("pod in {}", self.source.context),
+            &format!("pod in {}", self.destination.context),
+            "claims (volume: where)",
+        ]);
+        for row in &self.ordinals {
+            let claims = row
+                .claims
+                .iter()
+                .map(|c| {
+                    let place = match (c.in_source, c.in_destination) {
+                        (true, true) => "both",
+                        (true, false) => "source",
+                        (false, true) => "destination",
+                        (false, false) => "missing",
+                    };
+                    format!(
+                        "{} ({}: {place})",
+                        c.claim,
+                        c.volume.as_deref().unwrap_or("-")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            t.add_row([
+                row.ordinal.to_string(),
+                row.source_pod.clone(),
+                row.destination_pod.clone(),
+                claims,
+            ]);
+        }
+        let side = |s: &SideSummary| match (s.start, s.replicas) {
+            (Some(start), Some(r)) => format!(
+                "start={start} replicas={r} ready={}",
+                s.ready_replicas.unwrap_or(0)
+            ),
+            _ => "absent".into(),
+        };
+        t.add_row([
+            "".to_string(),
+            side(&self.source),
+            side(&self.destination),
+            String::new(),
+        ]);
+        let journal = match &self.journal {
+            Some(j) => format!(
+                "journal: {}{}{}, verified bound {}",
+                j.direction,
+                if j.complete { ", complete" } else { "" },
+                if j.cleaned_up { ", cleaned up" } else { "" },
+                j.verified_bound
+            ),
+            None => "journal: none".into(),
+        };
+        t.add_row([
+            String::new(),
+            journal,
+            String::new(),
+            format!("next: {}", self.next_step),
+        ]);
+        t
+    }
+}
