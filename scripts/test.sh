@@ -21,10 +21,12 @@ cargo build --locked --all-targets
 export KM_CLUSTERS_DIR=$repo/target/test-clusters
 trap 'step "stopping the test clusters"; tests/cluster/stop.sh' EXIT
 step "starting the test clusters"
-kubeconfig=$(tests/cluster/start.sh a b)
+# Every test binds fresh PVs from the pool, and retained ones are not reused.
+kubeconfig=$(KM_PV_POOL=200 tests/cluster/start.sh a b)
 
 step "cargo test"
-KM_TEST_KUBECONFIG=$kubeconfig KM_TEST_BIN_DIR=$bin cargo test --locked --all-targets
+# Not --all-targets: that would also run the benchmarks, which have their own command.
+KM_TEST_KUBECONFIG=$kubeconfig KM_TEST_BIN_DIR=$bin cargo test --locked
 
 step "install.sh into a scratch prefix"
 prefix=$(mktemp -d)

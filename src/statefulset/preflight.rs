@@ -503,6 +503,15 @@ pub async fn run(req: &Request<'_>, observed: &Observed) -> Report {
         }
     }
 
+    report
+}
+
+/// RBAC for every verb and resource the plan needs, in both clusters (SelfSubjectAccessReview).
+/// Runs before anything else reads, so that a restricted user gets the whole list at once.
+pub async fn permissions(req: &Request<'_>) -> Vec<String> {
+    let (src, dst) = (req.source, req.destination);
+    let dst_ns = &req.destination_at.namespace;
+    let mut report = Report::default();
     // Permissions, in both clusters.
     let source_denied = denied_permissions(
         src,
@@ -530,7 +539,7 @@ pub async fn run(req: &Request<'_>, observed: &Observed) -> Report {
             destination_denied.join(", ")
         ));
     }
-    report
+    report.problems
 }
 
 fn short_error(e: &kube::Error) -> String {

@@ -225,6 +225,11 @@ impl Run<'_> {
     }
 
     async fn migrate(&self, dry_run: DryRun) -> Result<()> {
+        let request = self.preflight_request(false);
+        let denied = preflight::permissions(&request).await;
+        if !denied.is_empty() {
+            return Err(Error::PreflightFailed { problems: denied });
+        }
         let stored = self.load_journal().await?;
         if let Some(s) = &stored {
             if s.journal.direction == Direction::Rollback {
@@ -244,17 +249,7 @@ impl Run<'_> {
             }
         }
         let observed = self.observe(stored.as_ref()).await?;
-        let request = preflight::Request {
-            source: &self.executor.source,
-            destination: &self.executor.destination,
-            source_at: &self.executor.source_at,
-            destination_at: &self.executor.destination_at,
-            class_map: &self.executor.class_map,
-            allow_unhealthy: self.args.allow_unhealthy,
-            create_namespace: self.args.create_namespace,
-            copy_dependencies: self.args.copy_dependencies,
-            resuming: stored.is_some(),
-        };
+        let request = self.preflight_request(stored.is_some());
         let report = preflight::run(&request, &observed).await;
         for w in &report.warnings {
             output::warn(w);
@@ -328,6 +323,20 @@ impl Run<'_> {
         }
         self.prepare_destination().await?;
         self.reconcile(Direction::Forward).await
+    }
+
+    fn preflight_request(&self, resuming: bool) -> preflight::Request<'_> {
+        preflight::Request {
+            source: &self.executor.source,
+            destination: &self.executor.destination,
+            source_at: &self.executor.source_at,
+            destination_at: &self.executor.destination_at,
+            class_map: &self.executor.class_map,
+            allow_unhealthy: self.args.allow_unhealthy,
+            create_namespace: self.args.create_namespace,
+            copy_dependencies: self.args.copy_dependencies,
+            resuming,
+        }
     }
 
     async fn min_ready_seconds(&self) -> Result<i32> {
@@ -838,7 +847,15 @@ impl Run<'_> {
                     None,
                 ),
                 // Someone changed an object between observing and acting: decide again.
-                Err(Error::Conflict(m)) => output::log(1, format!("{m}; deciding again")),
+                Err(Error::Conflict(m)) => self.emit(
+                    &bar,
+                    "step-retried",
+                    &step,
+                    &cluster,
+                    &description,
+                    Some(started.elapsed().as_millis()),
+                    Some(format!("{m}; deciding again")),
+                ),
                 Err(e) => {
                     self.emit(
                         &bar,
@@ -917,6 +934,7 @@ impl Run<'_> {
             ("step-failed", Some(ms)) => {
                 format!("   failed after {ms} ms: {}", error.unwrap_or_default())
             }
+            ("step-retried", _) => format!("   {}", error.unwrap_or_default()),
             (_, Some(ms)) => format!("   done in {ms} ms"),
             _ => return,
         };

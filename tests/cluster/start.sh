@@ -65,10 +65,12 @@ EXT
 openssl x509 -req -in "$pki/admin.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
   -days 3650 -extfile "$pki/ext.cnf" -out "$pki/admin.crt" 2>/dev/null
 
-spawn() { # spawn NAME LOGFILE CMD... : start detached, record the PID
+spawn() { # spawn NAME LOGFILE CMD... : start detached, record the PID and the command line
   local name=$1 logfile=$2; shift 2
   setsid "$@" >"$logfile" 2>&1 < /dev/null &
   echo "$! $name $1" >> "$pids"
+  # restart-apiserver.sh starts the same command again.
+  printf '%s\0' "$@" > "$state/$name.args"
 }
 
 wait_for() { # wait_for SECONDS DESCRIPTION LOGFILE CMD...
@@ -118,8 +120,6 @@ for name in "${names[@]}"; do
     --authorization-mode Node,RBAC --service-cluster-ip-range 10.96.0.0/16 --allow-privileged=true \
     --endpoint-reconciler-type none --enable-priority-and-fairness=false \
     --max-requests-inflight 0 --max-mutating-requests-inflight 0
-  # The apiserver restart used by later crash tests needs the exact command line again.
-  tail -n 1 "$pids" > "$dir/apiserver.spawn"
 done
 
 for name in "${names[@]}"; do

@@ -3,6 +3,8 @@
 //! that says how to start them: a cluster test never skips silently.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod sts;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -98,7 +100,11 @@ pub struct TestNamespace {
 
 impl TestNamespace {
     pub async fn create(client: &Client, context: &str, prefix: &str) -> TestNamespace {
-        let name = format!("{prefix}-{}", unique_suffix());
+        Self::create_named(client, context, &format!("{prefix}-{}", unique_suffix())).await
+    }
+
+    pub async fn create_named(client: &Client, context: &str, name: &str) -> TestNamespace {
+        let name = name.to_string();
         let ns: Namespace =
             serde_json::from_value(serde_json::json!({"metadata": {"name": name}})).unwrap();
         Api::<Namespace>::all(client.clone())
@@ -116,6 +122,16 @@ impl TestNamespace {
         .await;
         TestNamespace {
             name,
+            context: context.to_string(),
+        }
+    }
+}
+
+impl TestNamespace {
+    /// Takes over deleting a namespace that something else created.
+    pub fn create_named_existing(context: &str, name: &str) -> TestNamespace {
+        TestNamespace {
+            name: name.to_string(),
             context: context.to_string(),
         }
     }

@@ -1,0 +1,915 @@
+//! Benchmark: `kubectl migrate statefulset` against the same move done by hand with kubectl.
+//!
+//!   cargo bench --bench migration
+//!
+//! Needs the local clusters of `tests/cluster/start.sh a b` and, as the cluster tests do,
+//! KM_TEST_KUBECONFIG (the path start.sh prints) and KM_TEST_BIN_DIR (the output of
+//! tests/cluster/build.sh, which holds kubectl). In one run it:
+//!
+//! 1. creates two identical StatefulSets (10 replicas, one PVC each) in fresh namespaces of km-a,
+//!    with the namespace and the headless Service already in km-b (untimed);
+//! 2. moves the first with the tool (`-o json --yes`) and takes, from its JSON events, the tool's
+//!    own overhead per ordinal: the wall time attributed to that ordinal minus the time spent in
+//!    the wait steps (wait-pods-gone, wait-ready), i.e. minus the time the clusters themselves
+//!    needed to stop and start the pods;
+//! 3. moves the second by hand: the kubectl calls a person's script makes, one subprocess each;
+//! 4. prints the figures and writes them to target/bench-migration.txt;
+//! 5. deletes both namespaces and the PV copies, and returns the PVs to the pool
+//!    (KM_BENCH_KEEP=1 keeps everything for inspection).
+//!
+//! The tool binary is the one cargo builds for this bench (target/release/kubectl-migrate);
+//! KM_BENCH_BIN overrides it.
+//!
+//! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it: a
+//! benchmark run takes a minute and 20 PVs of the pool.
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use k8s_openapi::jiff::Timestamp;
+use serde_json::{Value, json};
+
+const REPLICAS: i32 = 10;
+const SET: &str = "web";
+const SRC: &str = "km-a";
+const DST: &str = "km-b";
+/// Steps in which the tool waits for the clusters (pods going away, pods becoming Ready).
+const WAIT_STEPS: [&str; 2] = ["wait-pods-gone", "wait-ready"];
+const TARGET_OVERHEAD_MS: f64 = 1000.0;
+const TARGET_RATIO: f64 = 0.5;
+const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
+    export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
+    export KM_TEST_KUBECONFIG=$(tests/cluster/start.sh a b)\n  \
+    export KM_TEST_BIN_DIR=$(tests/cluster/build.sh)\n  \
+    cargo bench --bench migration\n  \
+    tests/cluster/stop.sh   # afterwards (with the same KM_CLUSTERS_DIR)";
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!(
+            "benches/migration.rs: not run outside `cargo bench` (it moves two 10-replica \
+             StatefulSets between the local clusters); run `cargo bench --bench migration`"
+        );
+        return;
+    }
+    let env = Env::from_env();
+    env.preflight();
+
+    let id = unique_suffix();
+    let tool_ns = format!("km-bench-tool-{id}");
+    let manual_ns = format!("km-bench-manual-{id}");
+    eprintln!(
+        "bench: creating two {REPLICAS}-replica StatefulSets in {SRC} ({tool_ns}, {manual_ns})"
+    );
+    for ns in [&tool_ns, &manual_ns] {
+        env.create_fixture(ns);
+    }
+    for ns in [&tool_ns, &manual_ns] {
+        env.wait_fixture(ns);
+    }
+
+    eprintln!("bench: moving {tool_ns}/{SET} with kubectl-migrate");
+    let tool = env.run_tool(&tool_ns);
+    env.check_moved(&tool_ns);
+    eprintln!("bench: moving {manual_ns}/{SET} by hand with kubectl");
+    let manual = env.run_manual(&manual_ns);
+    env.check_moved(&manual_ns);
+
+    let report = report(&env, &tool, &manual);
+    print!("{report}");
+    let out = target_dir().join("bench-migration.txt");
+    std::fs::write(&out, &report).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+    eprintln!("bench: figures written to {}", out.display());
+
+    if std::env::var_os("KM_BENCH_KEEP").is_some() {
+        eprintln!("bench: KM_BENCH_KEEP is set: namespaces {tool_ns} and {manual_ns} are kept");
+    } else {
+        env.clean_up(&[&tool_ns, &manual_ns]);
+    }
+}
+
+struct Env {
+    kubeconfig: PathBuf,
+    kubectl: PathBuf,
+    tool: PathBuf,
+}
+
+/// One kubectl call's result.
+struct Output {
+    stdout: String,
+}
+
+impl Env {
+    fn from_env() -> Env {
+        let kubeconfig = std::env::var_os("KM_TEST_KUBECONFIG")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("KM_TEST_KUBECONFIG is not set; {HOW_TO_START}"));
+        assert!(
+            kubeconfig.is_file(),
+            "KM_TEST_KUBECONFIG={} does not exist; {HOW_TO_START}",
+            kubeconfig.display()
+        );
+        let bin_dir = std::env::var_os("KM_TEST_BIN_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("KM_TEST_BIN_DIR is not set; {HOW_TO_START}"));
+        let kubectl = bin_dir.join("kubectl");
+        assert!(
+            kubectl.is_file(),
+            "no kubectl in KM_TEST_BIN_DIR={}; {HOW_TO_START}",
+            bin_dir.display()
+        );
+        // Cargo builds the binary targets of the package, with the bench profile, before a bench.
+        let tool = std::env::var_os("KM_BENCH_BIN")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_kubectl-migrate")));
+        assert!(
+            tool.is_file(),
+            "the plugin binary {} is missing: run `cargo build --release` (or set KM_BENCH_BIN)",
+            tool.display()
+        );
+        Env {
+            kubeconfig,
+            kubectl,
+            tool,
+        }
+    }
+
+    /// Runs kubectl against `context`; panics with its stderr when it fails.
+    fn kubectl(&self, context: &str, args: &[&str], stdin: Option<&str>) -> Output {
+        self.try_kubectl(context, args, stdin).unwrap_or_else(|e| {
+            panic!("kubectl --context {context} {} failed: {e}", args.join(" "))
+        })
+    }
+
+    fn try_kubectl(
+        &self,
+        context: &str,
+        args: &[&str],
+        stdin: Option<&str>,
+    ) -> Result<Output, String> {
+        let mut child = Command::new(&self.kubectl)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .args(["--context", context])
+            .args(args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.kubectl.display()))?;
+        if let Some(input) = stdin {
+            child
+                .stdin
+                .take()
+                .expect("piped stdin")
+                .write_all(input.as_bytes())
+                .map_err(|e| e.to_string())?;
+        }
+        let out = child.wait_with_output().map_err(|e| e.to_string())?;
+        if !out.status.success() {
+            return Err(format!(
+                "{}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Output {
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        })
+    }
+
+    fn json(&self, context: &str, args: &[&str]) -> Value {
+        let out = self.kubectl(context, args, None);
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("kubectl {} printed no JSON: {e}", args.join(" ")))
+    }
+
+    /// Both clusters answer, and km-a has enough free PVs for the two sets.
+    fn preflight(&self) {
+        for context in [SRC, DST] {
+            if let Err(e) = self.try_kubectl(context, &["get", "--raw", "/readyz"], None) {
+                panic!("cluster {context} is not reachable ({e}); {HOW_TO_START}");
+            }
+        }
+        let pvs = self.json(SRC, &["get", "pv", "-o", "json"]);
+        let free = pvs["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|pv| {
+                pv["status"]["phase"] == "Available" && pv["spec"]["storageClassName"] == "standard"
+            })
+            .count();
+        assert!(
+            free >= 2 * REPLICAS as usize,
+            "{SRC} has {free} Available PVs; the benchmark binds {}. Restart the clusters \
+             (tests/cluster/start.sh a b, or KM_PV_POOL=... for a bigger pool); {HOW_TO_START}",
+            2 * REPLICAS
+        );
+    }
+
+    /// Namespace and headless Service in both clusters, the StatefulSet in the source.
+    fn create_fixture(&self, ns: &str) {
+        let service = json!({
+            "apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": SET, "labels": {"app": SET}},
+            "spec": {"clusterIP": "None", "selector": {"app": SET}, "ports": [{"name": "http", "port": 80}]}
+        })
+        .to_string();
+        for context in [SRC, DST] {
+            self.kubectl(context, &["create", "namespace", ns], None);
+            // Pods are admitted only once the namespace's default ServiceAccount exists.
+            poll(
+                Duration::from_secs(60),
+                "the default ServiceAccount",
+                || {
+                    self.try_kubectl(
+                        context,
+                        &["-n", ns, "get", "serviceaccount", "default"],
+                        None,
+                    )
+                    .is_ok()
+                },
+            );
+            self.kubectl(context, &["-n", ns, "create", "-f", "-"], Some(&service));
+        }
+        let set = json!({
+            "apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": SET},
+            "spec": {
+                "serviceName": SET, "replicas": REPLICAS,
+                "selector": {"matchLabels": {"app": SET}},
+                "template": {
+                    "metadata": {"labels": {"app": SET}},
+                    "spec": {"containers": [{"name": "nginx", "image": "nginx:1.27",
+                        "volumeMounts": [{"name": "data", "mountPath": "/data"}]}]}
+                },
+                "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                    "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+            }
+        })
+        .to_string();
+        self.kubectl(SRC, &["-n", ns, "create", "-f", "-"], Some(&set));
+    }
+
+    fn wait_fixture(&self, ns: &str) {
+        self.kubectl(
+            SRC,
+            &[
+                "-n",
+                ns,
+                "rollout",
+                "status",
+                &format!("statefulset/{SET}"),
+                "--timeout=300s",
+            ],
+            None,
+        );
+        self.kubectl(
+            SRC,
+            &[
+                "-n",
+                ns,
+                "wait",
+                "pvc",
+                "--all",
+                "--for=jsonpath={.status.phase}=Bound",
+                "--timeout=120s",
+            ],
+            None,
+        );
+    }
+
+    /// All replicas Ready in the destination, none left in the source, and every claim in the
+    /// destination bound to the source claim's volume.
+    fn check_moved(&self, ns: &str) {
+        let dest = self.json(DST, &["-n", ns, "get", "statefulset", SET, "-o", "json"]);
+        assert_eq!(
+            dest["status"]["readyReplicas"].as_i64(),
+            Some(REPLICAS as i64),
+            "{ns}: the destination set is not fully Ready after the move: {}",
+            dest["status"]
+        );
+        let source = self.json(SRC, &["-n", ns, "get", "statefulset", SET, "-o", "json"]);
+        assert_eq!(
+            source["spec"]["replicas"].as_i64(),
+            Some(0),
+            "{ns}: the source still has replicas"
+        );
+        let volumes = |context: &str| -> Vec<(String, String, String)> {
+            let claims = self.json(context, &["-n", ns, "get", "pvc", "-o", "json"]);
+            let mut v: Vec<_> = claims["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    (
+                        c["metadata"]["name"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        c["spec"]["volumeName"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                        c["status"]["phase"]
+                            .as_str()
+                            .unwrap_or_default()
+                            .to_string(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let (in_source, in_dest) = (volumes(SRC), volumes(DST));
+        assert_eq!(
+            in_dest.len(),
+            REPLICAS as usize,
+            "{ns}: claims in {DST}: {in_dest:?}"
+        );
+        assert_eq!(
+            in_source, in_dest,
+            "{ns}: the destination's claims are not bound to the source's volumes"
+        );
+    }
+
+    fn run_tool(&self, ns: &str) -> ToolRun {
+        let spawned_at = Timestamp::now();
+        let started = Instant::now();
+        let out = Command::new(&self.tool)
+            .env("KUBECONFIG", &self.kubeconfig)
+            .args([
+                "statefulset",
+                SET,
+                "-n",
+                ns,
+                "--context",
+                SRC,
+                "--to-context",
+                DST,
+                "--yes",
+                "-o",
+                "json",
+                "--color",
+                "never",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.tool.display()));
+        let total = started.elapsed();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "kubectl-migrate failed ({}):\nstdout:\n{stdout}\nstderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let events: Vec<Event> = stdout
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(Event::parse)
+            .collect();
+        let ordinals = attribute(&events);
+        let first = ordinals
+            .first()
+            .map(|o| o.started)
+            .expect("at least one ordinal");
+        let last = ordinals
+            .last()
+            .map(|o| o.finished)
+            .expect("at least one ordinal");
+        ToolRun {
+            total,
+            before_first_ordinal: span(spawned_at, first),
+            after_last_ordinal: total.saturating_sub(span(spawned_at, last)),
+            steps: events.iter().filter(|e| e.event == "step-finished").count(),
+            ordinals,
+        }
+    }
+
+    /// The move as a person's script does it, one kubectl subprocess per call.
+    fn run_manual(&self, ns: &str) -> ManualRun {
+        let mut run = Manual {
+            env: self,
+            calls: 0,
+            waiting: Duration::ZERO,
+        };
+        let started = Instant::now();
+        // The destination set: a copy with replicas 0 that owns no ordinal yet.
+        let mut set = run.json(SRC, &["-n", ns, "get", "statefulset", SET, "-o", "json"]);
+        strip(&mut set);
+        set["spec"]["replicas"] = json!(0);
+        set["spec"]["ordinals"] = json!({"start": REPLICAS});
+        run.call(
+            DST,
+            &["-n", ns, "create", "-f", "-"],
+            Some(&set.to_string()),
+            false,
+        );
+
+        let mut ordinals = Vec::new();
+        for k in (0..REPLICAS).rev() {
+            let ordinal_started = Instant::now();
+            let waiting_before = run.waiting;
+            let claim_name = format!("data-{SET}-{k}");
+            let mut claim = run.json(SRC, &["-n", ns, "get", "pvc", &claim_name, "-o", "json"]);
+            let volume_name = claim["spec"]["volumeName"]
+                .as_str()
+                .unwrap_or_else(|| panic!("{claim_name} is not bound"))
+                .to_string();
+            // Protect the data before the claim's pod goes away.
+            let out = run.call(
+                SRC,
+                &[
+                    "patch",
+                    "pv",
+                    &volume_name,
+                    "-p",
+                    r#"{"spec":{"persistentVolumeReclaimPolicy":"Retain"}}"#,
+                    "-o",
+                    "json",
+                ],
+                None,
+                false,
+            );
+            let mut volume: Value = serde_json::from_str(&out.stdout).expect("patched PV as JSON");
+            run.call(
+                SRC,
+                &[
+                    "-n",
+                    ns,
+                    "scale",
+                    &format!("statefulset/{SET}"),
+                    &format!("--replicas={k}"),
+                ],
+                None,
+                false,
+            );
+            run.call(
+                SRC,
+                &[
+                    "-n",
+                    ns,
+                    "wait",
+                    "--for=delete",
+                    &format!("pod/{SET}-{k}"),
+                    "--timeout=300s",
+                ],
+                None,
+                true,
+            );
+            // Copies for the destination: pre-bound to each other, Retain, no identity of the source.
+            strip(&mut volume);
+            volume["spec"]["claimRef"] = json!({
+                "apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": claim_name, "namespace": ns
+            });
+            volume["spec"]["persistentVolumeReclaimPolicy"] = json!("Retain");
+            strip(&mut claim);
+            let copies = json!({"apiVersion": "v1", "kind": "List", "items": [volume, claim]});
+            run.call(
+                DST,
+                &["create", "-f", "-"],
+                Some(&copies.to_string()),
+                false,
+            );
+            let patch = json!({"spec": {"ordinals": {"start": k}, "replicas": REPLICAS - k}});
+            run.call(
+                DST,
+                &[
+                    "-n",
+                    ns,
+                    "patch",
+                    "statefulset",
+                    SET,
+                    "--type=merge",
+                    "-p",
+                    &patch.to_string(),
+                ],
+                None,
+                false,
+            );
+            run.call(
+                DST,
+                &[
+                    "-n",
+                    ns,
+                    "rollout",
+                    "status",
+                    &format!("statefulset/{SET}"),
+                    "--timeout=300s",
+                ],
+                None,
+                true,
+            );
+            ordinals.push(ManualOrdinal {
+                ordinal: k,
+                wall: ordinal_started.elapsed(),
+                waiting: run.waiting - waiting_before,
+            });
+        }
+        ManualRun {
+            total: started.elapsed(),
+            calls: run.calls,
+            ordinals,
+        }
+    }
+
+    /// Deletes the benchmark's namespaces and PV copies and gives the source PVs back to the
+    /// pool (Available, reclaim Delete), so that the clusters can run it again. Best effort.
+    fn clean_up(&self, namespaces: &[&str]) {
+        eprintln!("bench: cleaning up (KM_BENCH_KEEP=1 keeps the objects)");
+        let mut volumes = Vec::new();
+        for ns in namespaces {
+            if let Ok(out) = self.try_kubectl(
+                SRC,
+                &[
+                    "-n",
+                    ns,
+                    "get",
+                    "pvc",
+                    "-o",
+                    "jsonpath={.items[*].spec.volumeName}",
+                ],
+                None,
+            ) {
+                volumes.extend(out.stdout.split_whitespace().map(str::to_string));
+            }
+        }
+        let warn = |what: &str, r: Result<Output, String>| {
+            if let Err(e) = r {
+                eprintln!("bench: warning: {what}: {e}");
+            }
+        };
+        for context in [DST, SRC] {
+            let mut args = vec!["delete", "namespace", "--timeout=180s"];
+            args.extend(namespaces);
+            warn(
+                &format!("deleting the namespaces in {context}"),
+                self.try_kubectl(context, &args, None),
+            );
+        }
+        if volumes.is_empty() {
+            return;
+        }
+        let mut args = vec!["delete", "pv", "--ignore-not-found", "--timeout=120s"];
+        args.extend(volumes.iter().map(String::as_str));
+        warn(
+            &format!("deleting the PV copies in {DST}"),
+            self.try_kubectl(DST, &args, None),
+        );
+        let release = r#"[{"op":"remove","path":"/spec/claimRef"},{"op":"replace","path":"/spec/persistentVolumeReclaimPolicy","value":"Delete"}]"#;
+        for volume in &volumes {
+            warn(
+                &format!("returning {volume} to the pool of {SRC}"),
+                self.try_kubectl(
+                    SRC,
+                    &["patch", "pv", volume, "--type=json", "-p", release],
+                    None,
+                ),
+            );
+        }
+    }
+}
+
+/// Counts the calls of the manual procedure and the time spent in its waiting calls.
+struct Manual<'a> {
+    env: &'a Env,
+    calls: usize,
+    waiting: Duration,
+}
+
+impl Manual<'_> {
+    fn call(&mut self, context: &str, args: &[&str], stdin: Option<&str>, wait: bool) -> Output {
+        let started = Instant::now();
+        let out = self.env.kubectl(context, args, stdin);
+        self.calls += 1;
+        if wait {
+            self.waiting += started.elapsed();
+        }
+        out
+    }
+
+    fn json(&mut self, context: &str, args: &[&str]) -> Value {
+        let out = self.call(context, args, None, false);
+        serde_json::from_str(&out.stdout)
+            .unwrap_or_else(|e| panic!("kubectl {} printed no JSON: {e}", args.join(" ")))
+    }
+}
+
+/// Drops what identifies the object in its cluster (as `jq 'del(...)'` would in a script).
+fn strip(object: &mut Value) {
+    if let Some(meta) = object["metadata"].as_object_mut() {
+        for key in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "generation",
+            "managedFields",
+            "annotations",
+            "ownerReferences",
+        ] {
+            meta.remove(key);
+        }
+    }
+    if let Some(o) = object.as_object_mut() {
+        o.remove("status");
+    }
+}
+
+/// One line of the tool's `-o json` output.
+struct Event {
+    time: Timestamp,
+    event: String,
+    step: String,
+    side: Option<String>,
+    ordinals: Vec<i32>,
+    elapsed_ms: Option<u64>,
+}
+
+impl Event {
+    fn parse(line: &str) -> Event {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| {
+            panic!("kubectl-migrate printed a line that is not JSON ({e}): {line}")
+        });
+        let text = |key: &str| {
+            v[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("event without {key}: {line}"))
+                .to_string()
+        };
+        Event {
+            time: text("time")
+                .parse()
+                .unwrap_or_else(|e| panic!("event time is not RFC 3339 ({e}): {line}")),
+            event: text("event"),
+            step: text("step"),
+            side: v["side"].as_str().map(str::to_string),
+            ordinals: v["ordinals"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o.as_i64().map(|o| o as i32))
+                .collect(),
+            elapsed_ms: v["elapsedMs"].as_u64(),
+        }
+    }
+}
+
+/// The tool's time for one ordinal.
+struct ToolOrdinal {
+    ordinal: i32,
+    started: Timestamp,
+    finished: Timestamp,
+    wall: Duration,
+    waiting: Duration,
+}
+
+impl ToolOrdinal {
+    fn overhead(&self) -> Duration {
+        self.wall.saturating_sub(self.waiting)
+    }
+}
+
+struct ToolRun {
+    total: Duration,
+    /// Process start, connecting, preflight, journal, protecting the PVs, creating the destination.
+    before_first_ordinal: Duration,
+    /// Marking the migration complete and exiting.
+    after_last_ordinal: Duration,
+    steps: usize,
+    ordinals: Vec<ToolOrdinal>,
+}
+
+struct ManualOrdinal {
+    ordinal: i32,
+    wall: Duration,
+    waiting: Duration,
+}
+
+struct ManualRun {
+    total: Duration,
+    calls: usize,
+    ordinals: Vec<ManualOrdinal>,
+}
+
+/// Splits the event stream into one segment per ordinal. An ordinal's segment begins where the
+/// previous one ended (for the first: when the last set-up step before the first scale-down of the
+/// source finished) and ends when its verify step finished, so the time between steps (observing
+/// and deciding) counts too. Its waiting time is the elapsedMs of the wait steps inside it.
+fn attribute(events: &[Event]) -> Vec<ToolOrdinal> {
+    let failed: Vec<&Event> = events.iter().filter(|e| e.event == "step-failed").collect();
+    assert!(failed.is_empty(), "{} step(s) failed", failed.len());
+    let first_move = events
+        .iter()
+        .position(|e| {
+            e.event == "step-started" && e.step == "resize" && e.side.as_deref() == Some("source")
+        })
+        .expect("the tool never scaled the source down");
+    let mut segment_start = events[..first_move]
+        .iter()
+        .rev()
+        .find(|e| e.event == "step-finished")
+        .unwrap_or(&events[first_move])
+        .time;
+    let mut waiting = Duration::ZERO;
+    let mut ordinals = Vec::new();
+    for e in &events[first_move..] {
+        if e.event != "step-finished" {
+            continue;
+        }
+        if WAIT_STEPS.contains(&e.step.as_str()) {
+            waiting += Duration::from_millis(e.elapsed_ms.expect("elapsedMs on a finished step"));
+        }
+        if e.step == "verify" {
+            assert_eq!(
+                e.ordinals.len(),
+                1,
+                "a verify step for more than one ordinal (--batch?)"
+            );
+            ordinals.push(ToolOrdinal {
+                ordinal: e.ordinals[0],
+                started: segment_start,
+                finished: e.time,
+                wall: span(segment_start, e.time),
+                waiting,
+            });
+            segment_start = e.time;
+            waiting = Duration::ZERO;
+        }
+    }
+    let mut seen: Vec<i32> = ordinals.iter().map(|o| o.ordinal).collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        (0..REPLICAS).collect::<Vec<_>>(),
+        "the events do not verify every ordinal exactly once"
+    );
+    ordinals
+}
+
+fn report(env: &Env, tool: &ToolRun, manual: &ManualRun) -> String {
+    let overheads: Vec<f64> = tool.ordinals.iter().map(|o| ms(o.overhead())).collect();
+    let (median_overhead, max_overhead) = (median(&overheads), max(&overheads));
+    let tool_walls: Vec<f64> = tool.ordinals.iter().map(|o| ms(o.wall)).collect();
+    let tool_waits: Vec<f64> = tool.ordinals.iter().map(|o| ms(o.waiting)).collect();
+    let manual_walls: Vec<f64> = manual.ordinals.iter().map(|o| ms(o.wall)).collect();
+    let manual_waits: Vec<f64> = manual.ordinals.iter().map(|o| ms(o.waiting)).collect();
+    let ratio = tool.total.as_secs_f64() / manual.total.as_secs_f64();
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let server = env
+        .try_kubectl(SRC, &["version", "-o", "json"], None)
+        .ok()
+        .and_then(|o| serde_json::from_str::<Value>(&o.stdout).ok())
+        .and_then(|v| {
+            v["serverVersion"]["gitVersion"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| "?".into());
+
+    let mut r = String::new();
+    let w = &mut r;
+    let _ = writeln!(
+        w,
+        "kubectl-migrate statefulset benchmark ({})",
+        Timestamp::now()
+    );
+    let _ = writeln!(
+        w,
+        "{REPLICAS} replicas, 1 PVC each, {SRC} -> {DST}; local clusters (Kubernetes {server}, KWOK), {cores} cores"
+    );
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "tool overhead per ordinal    median {:>7.0} ms   max {:>7.0} ms   (target <= {TARGET_OVERHEAD_MS:.0} ms: {})",
+        median_overhead,
+        max_overhead,
+        verdict(max_overhead <= TARGET_OVERHEAD_MS)
+    );
+    let _ = writeln!(
+        w,
+        "tool total                   {:>7.2} s    ({} steps; {:.2} s before the first ordinal, {:.2} s after the last)",
+        tool.total.as_secs_f64(),
+        tool.steps,
+        tool.before_first_ordinal.as_secs_f64(),
+        tool.after_last_ordinal.as_secs_f64()
+    );
+    let _ = writeln!(
+        w,
+        "manual total                 {:>7.2} s    ({} kubectl calls)",
+        manual.total.as_secs_f64(),
+        manual.calls
+    );
+    let _ = writeln!(
+        w,
+        "ratio tool/manual            {:>7.2}      (target <= {TARGET_RATIO}: {})",
+        ratio,
+        verdict(ratio <= TARGET_RATIO)
+    );
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "per ordinal, ms (median / max)   wall            waiting          overhead"
+    );
+    let _ = writeln!(
+        w,
+        "  tool                           {:>6.0} / {:<6.0}  {:>6.0} / {:<6.0}   {:>6.0} / {:<6.0}",
+        median(&tool_walls),
+        max(&tool_walls),
+        median(&tool_waits),
+        max(&tool_waits),
+        median_overhead,
+        max_overhead
+    );
+    let _ = writeln!(
+        w,
+        "  manual                         {:>6.0} / {:<6.0}  {:>6.0} / {:<6.0}",
+        median(&manual_walls),
+        max(&manual_walls),
+        median(&manual_waits),
+        max(&manual_waits),
+    );
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "ordinal   tool wall   tool waiting   tool overhead   manual wall   manual waiting"
+    );
+    for t in &tool.ordinals {
+        let m = manual.ordinals.iter().find(|m| m.ordinal == t.ordinal);
+        let _ = writeln!(
+            w,
+            "{:>7}   {:>9.0}   {:>12.0}   {:>13.0}   {:>11}   {:>14}",
+            t.ordinal,
+            ms(t.wall),
+            ms(t.waiting),
+            ms(t.overhead()),
+            m.map_or("-".into(), |m| format!("{:.0}", ms(m.wall))),
+            m.map_or("-".into(), |m| format!("{:.0}", ms(m.waiting))),
+        );
+    }
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "tool waiting = elapsedMs of its wait-pods-gone and wait-ready steps; overhead = wall - waiting."
+    );
+    let _ = writeln!(
+        w,
+        "manual waiting = time in `kubectl wait --for=delete` and `kubectl rollout status` (kubectl start-up included)."
+    );
+    r
+}
+
+fn span(from: Timestamp, to: Timestamp) -> Duration {
+    let nanos = to.as_nanosecond() - from.as_nanosecond();
+    Duration::from_nanos(u64::try_from(nanos.max(0)).unwrap_or(u64::MAX))
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
+fn max(values: &[f64]) -> f64 {
+    values.iter().copied().fold(f64::NAN, f64::max)
+}
+
+fn poll(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+fn unique_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_nanos();
+    format!("{:x}", nanos % 0xffffff)
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
+}

@@ -1,0 +1,531 @@
+//! `kubectl migrate statefulset` against the real local clusters: migrations with both pod
+//! management policies under a split-brain observer, crashes at every step boundary and at random
+//! points, drift, rollback, status, cleanup, events and health checks.
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::Duration;
+
+use support::sts::{Pair, SplitBrainObserver, kubectl, migrate, run, stderr};
+
+/// Every claim of A is in B, bound, pointing at the same volume and host path; every PV Retain.
+async fn assert_moved(pair: &Pair, before: &BTreeMap<String, (String, String)>, replicas: i32) {
+    pair.wait_ready(true, replicas).await;
+    let a = pair.sets(false).get("web").await.unwrap();
+    assert_eq!(a.spec.unwrap().replicas, Some(0), "source scaled to zero");
+    let b = pair.sets(true).get("web").await.unwrap();
+    let spec = b.spec.unwrap();
+    assert_eq!(
+        (spec.replicas, spec.ordinals.and_then(|o| o.start)),
+        (Some(replicas), Some(0))
+    );
+    let after = pair.claims(true).await;
+    assert_eq!(
+        &after, before,
+        "every claim points at the same volume and storage in B"
+    );
+    for (claim, (volume, _)) in before {
+        let pv = pair
+            .volume(true, volume)
+            .await
+            .unwrap_or_else(|| panic!("PV {volume} missing in B"));
+        assert_eq!(
+            pv.status.and_then(|s| s.phase).as_deref(),
+            Some("Bound"),
+            "PV {volume} of {claim} bound in B"
+        );
+        assert_eq!(
+            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+            Some("Retain")
+        );
+        let original = pair
+            .volume(false, volume)
+            .await
+            .unwrap_or_else(|| panic!("PV {volume} lost in A"));
+        assert_eq!(
+            original
+                .spec
+                .unwrap()
+                .persistent_volume_reclaim_policy
+                .as_deref(),
+            Some("Retain")
+        );
+    }
+}
+
+async fn migration_moves_everything(policy: &str) {
+    let pair = Pair::new(&format!("mig-{}", policy.to_lowercase())).await;
+    pair.create_set(5, &["data", "logs"], policy, serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    assert_eq!(before.len(), 10);
+    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let out = run(migrate(pair.ns(), &["--yes"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("Done: web runs in km-b"),
+        "{}",
+        stderr(&out)
+    );
+    assert_moved(&pair, &before, 5).await;
+    observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn moves_five_replicas_with_two_claim_templates_ordered_ready() {
+    migration_moves_everything("OrderedReady").await;
+}
+
+#[tokio::test]
+async fn moves_five_replicas_with_two_claim_templates_parallel() {
+    migration_moves_everything("Parallel").await;
+}
+
+/// Runs the tool with -o json and SIGKILLs it right after its first finished step; returns
+/// true when the run ended by itself instead (nothing left to do).
+fn run_until_first_step_then_kill(ns: &str) -> bool {
+    let mut child = migrate(ns, &["--yes", "-o", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let event: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        if event["event"] == "step-finished" {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            return false;
+        }
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        status.success(),
+        "a run that was not killed failed: {status}"
+    );
+    true
+}
+
+#[tokio::test]
+async fn sigkill_at_every_step_boundary_then_rerun_completes() {
+    let pair = Pair::new("crash-steps").await;
+    pair.create_set(3, &["data", "logs"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let ns = pair.ns().to_string();
+    let kills = tokio::task::spawn_blocking(move || {
+        let mut kills = 0;
+        while !run_until_first_step_then_kill(&ns) {
+            kills += 1;
+            assert!(kills < 300, "no end in sight");
+        }
+        kills
+    })
+    .await
+    .unwrap();
+    assert!(
+        kills >= 20,
+        "expected a kill at each of the many step boundaries, got {kills}"
+    );
+    assert_moved(&pair, &before, 3).await;
+    observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn sigkill_at_random_points_then_rerun_completes() {
+    let pair = Pair::new("crash-random").await;
+    pair.create_set(4, &["data"], "Parallel", serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("random kill seed: {seed}");
+    let ns = pair.ns().to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut state = seed | 1;
+        for _ in 0..24 {
+            // xorshift: kill points between 20 and 400 ms into a run.
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let delay = Duration::from_millis(20 + state % 380);
+            let mut child = migrate(&ns, &["--yes", "-o", "json"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(delay);
+            let _ = child.kill();
+            child.wait().unwrap();
+        }
+        let out = run(migrate(&ns, &["--yes"]));
+        assert!(
+            out.status.success(),
+            "the final run failed: {}",
+            stderr(&out)
+        );
+    })
+    .await
+    .unwrap();
+    assert_moved(&pair, &before, 4).await;
+    observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn json_events_stream_every_step_with_time_ordinal_and_cluster() {
+    let pair = Pair::new("events").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let out = run(migrate(pair.ns(), &["--yes", "-o", "json"]));
+    assert!(out.status.success());
+    let events: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let started = events
+        .iter()
+        .filter(|e| e["event"] == "step-started")
+        .count();
+    let finished = events
+        .iter()
+        .filter(|e| e["event"] == "step-finished")
+        .count();
+    // A step whose object changed under it ends as "step-retried" and is decided again.
+    let retried = events
+        .iter()
+        .filter(|e| e["event"] == "step-retried")
+        .count();
+    assert!(
+        started >= 10 && started == finished + retried,
+        "{started} started, {finished} finished, {retried} retried"
+    );
+    for e in &events {
+        assert!(e["time"].as_str().is_some_and(|t| t.contains('T')), "{e}");
+        assert!(e["cluster"] == "km-a" || e["cluster"] == "km-b", "{e}");
+        assert!(e["ordinals"].is_array() && e["step"].is_string(), "{e}");
+    }
+    let copies: Vec<i64> = events
+        .iter()
+        .filter(|e| e["step"] == "copy-claim" && e["event"] == "step-finished")
+        .map(|e| e["ordinals"][0].as_i64().unwrap())
+        .collect();
+    assert_eq!(copies, [1, 0], "highest ordinal first");
+}
+
+#[tokio::test]
+async fn health_check_runs_per_ordinal_with_its_environment_and_a_failure_stops_resumably() {
+    let pair = Pair::new("health").await;
+    pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("checks");
+    // Fails once for ordinal 1, then passes.
+    let check = format!(
+        "echo \"$ORDINAL $POD $NAMESPACE $CONTEXT\" >> {log}; if [ \"$ORDINAL\" = 1 ] && [ ! -e {log}.failed ]; then touch {log}.failed; exit 7; fi",
+        log = log.display()
+    );
+    let out = run(migrate(pair.ns(), &["--yes", "--health-check", &check]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("health check") && err.contains("ordinal 1"),
+        "{err}"
+    );
+    assert!(
+        err.contains("resumed with:") && err.contains("kubectl migrate statefulset web"),
+        "{err}"
+    );
+    let out = run(migrate(pair.ns(), &["--yes", "--health-check", &check]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let ns = pair.ns();
+    assert_eq!(
+        lines,
+        format!("2 web-2 {ns} km-b\n1 web-1 {ns} km-b\n1 web-1 {ns} km-b\n0 web-0 {ns} km-b\n")
+    );
+}
+
+#[tokio::test]
+async fn a_source_scaled_down_by_hand_mid_run_stops_safely_and_explains() {
+    let pair = Pair::new("drift-down").await;
+    pair.create_set(4, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let kubeconfig = support::kubeconfig_path();
+    // After ordinal 3 arrives, someone scales the source from 3 to 1 by hand.
+    let check = format!(
+        "[ \"$ORDINAL\" != 3 ] || {kubectl} --kubeconfig {kc} --context km-a -n {ns} scale statefulset web --replicas=1 >&2",
+        kubectl = support::cluster_bin_dir().join("kubectl").display(),
+        kc = kubeconfig.display(),
+        ns = pair.ns()
+    );
+    let out = run(migrate(pair.ns(), &["--yes", "--health-check", &check]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("scaled it down by hand") && err.contains("Nothing more was changed"),
+        "{err}"
+    );
+    let b = pair.sets(true).get("web").await.unwrap().spec.unwrap();
+    assert_eq!(
+        (b.replicas, b.ordinals.and_then(|o| o.start)),
+        (Some(1), Some(3)),
+        "the destination was left alone"
+    );
+    observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn a_source_scaled_up_by_hand_mid_run_stops_safely_and_explains() {
+    let pair = Pair::new("drift-up").await;
+    pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let kubeconfig = support::kubeconfig_path();
+    let check = format!(
+        "[ \"$ORDINAL\" != 2 ] || {kubectl} --kubeconfig {kc} --context km-a -n {ns} scale statefulset web --replicas=3 >&2",
+        kubectl = support::cluster_bin_dir().join("kubectl").display(),
+        kc = kubeconfig.display(),
+        ns = pair.ns()
+    );
+    let out = run(migrate(pair.ns(), &["--yes", "--health-check", &check]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("assigned to both clusters")
+            && err.contains("Scale the source back to 2 replicas"),
+        "{err}"
+    );
+    let b = pair.sets(true).get("web").await.unwrap().spec.unwrap();
+    assert_eq!(
+        (b.replicas, b.ordinals.and_then(|o| o.start)),
+        (Some(1), Some(2)),
+        "the destination was left alone"
+    );
+}
+
+/// Everything is back in A as it was: replicas, pods, claims and volumes, policies, no leftovers in B.
+async fn assert_rolled_back(
+    pair: &Pair,
+    before: &BTreeMap<String, (String, String)>,
+    replicas: i32,
+) {
+    pair.wait_ready(false, replicas).await;
+    assert!(
+        pair.sets(true).get_opt("web").await.unwrap().is_none(),
+        "destination StatefulSet removed"
+    );
+    assert!(
+        pair.claims(true).await.is_empty(),
+        "no claim copies left in B"
+    );
+    assert_eq!(&pair.claims(false).await, before);
+    for (volume, _) in before.values() {
+        assert!(
+            pair.volume(true, volume).await.is_none(),
+            "PV copy {volume} removed from B"
+        );
+        let pv = pair.volume(false, volume).await.unwrap();
+        assert_eq!(
+            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+            Some("Delete"),
+            "original policy restored on {volume}"
+        );
+    }
+    let set = pair.sets(false).get("web").await.unwrap();
+    let retention = set
+        .spec
+        .unwrap()
+        .persistent_volume_claim_retention_policy
+        .unwrap();
+    assert_eq!(
+        retention.when_scaled.as_deref(),
+        Some("Delete"),
+        "original retention policy restored"
+    );
+    let out = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        pair.ns(),
+        "get",
+        "configmap",
+        "kubectl-migrate-web",
+    ]);
+    assert!(!out.status.success(), "journal removed");
+}
+
+const WHEN_SCALED_DELETE: &str = r#"{"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}}"#;
+
+#[tokio::test]
+async fn step_pauses_off_a_terminal_and_rollback_from_the_middle_returns_everything() {
+    let pair = Pair::new("rollback-mid").await;
+    pair.create_set(
+        4,
+        &["data"],
+        "OrderedReady",
+        serde_json::from_str(WHEN_SCALED_DELETE).unwrap(),
+    )
+    .await;
+    let before = pair.claims(false).await;
+    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    for expected_in_b in [1, 2] {
+        let out = run(migrate(pair.ns(), &["--yes", "--step"]));
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "a --step run pauses with exit 3"
+        );
+        assert!(
+            stderr(&out).contains("paused after one step (--step)")
+                && stderr(&out).contains("Resume with:"),
+            "{}",
+            stderr(&out)
+        );
+        let b = pair.sets(true).get("web").await.unwrap().spec.unwrap();
+        assert_eq!(b.replicas, Some(expected_in_b));
+    }
+    // whenScaled=Delete was held at Retain: the claims of moved ordinals still exist in A.
+    assert_eq!(pair.claims(false).await, before);
+    let status = run(migrate(pair.ns(), &["--status", "-o", "json"]));
+    assert!(status.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(report["journal"]["direction"], "forward");
+    assert_eq!(report["destination"]["replicas"], 2);
+    let rows = report["ordinals"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0]["ordinal"], 3);
+    assert_eq!(rows[0]["destinationPod"], "Ready");
+    assert_eq!(rows[0]["sourcePod"], "-");
+    assert_eq!(rows[0]["claims"][0]["inSource"], true);
+    assert_eq!(rows[0]["claims"][0]["inDestination"], true);
+    assert!(
+        report["nextStep"].as_str().unwrap().contains("set km-a"),
+        "{report}"
+    );
+
+    let out = run(migrate(pair.ns(), &["--rollback", "--yes"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Rolled back: web runs in km-a"));
+    assert_rolled_back(&pair, &before, 4).await;
+    observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn rollback_from_the_end_returns_everything_and_cleanup_is_refused_after_it() {
+    let pair = Pair::new("rollback-end").await;
+    pair.create_set(
+        3,
+        &["data", "logs"],
+        "Parallel",
+        serde_json::from_str(WHEN_SCALED_DELETE).unwrap(),
+    )
+    .await;
+    let before = pair.claims(false).await;
+    let out = run(migrate(pair.ns(), &["--yes"]));
+    assert!(out.status.success());
+    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let out = run(migrate(pair.ns(), &["--rollback", "--yes", "--batch", "2"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_rolled_back(&pair, &before, 3).await;
+    observer.assert_never_split();
+    let out = run(migrate(pair.ns(), &["--rollback", "--yes"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("nothing to roll back"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[tokio::test]
+async fn cleanup_removes_the_source_leftovers_but_never_the_storage() {
+    let pair = Pair::new("cleanup").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    let early = run(migrate(pair.ns(), &["--cleanup", "--yes"]));
+    assert_eq!(
+        early.status.code(),
+        Some(1),
+        "cleanup before any migration is refused"
+    );
+    let out = run(migrate(pair.ns(), &["--yes", "--batch", "2"]));
+    assert!(out.status.success());
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--cleanup",
+            "--yes",
+            "--restore-reclaim-policy",
+            "-o",
+            "json",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["claims"].as_array().unwrap().len(), 2);
+    assert!(pair.sets(false).get_opt("web").await.unwrap().is_none());
+    // Deletion waits for the pvc-protection finalizer, which goes once no pod uses the claim.
+    support::poll_until(Duration::from_secs(30), "claims gone from A", || async {
+        pair.claims(false).await.is_empty()
+    })
+    .await;
+    for (volume, path) in before.values() {
+        assert!(
+            pair.volume(false, volume).await.is_none(),
+            "PV object {volume} removed from A"
+        );
+        let pv = pair.volume(true, volume).await.expect("PV kept in B");
+        assert_eq!(
+            pv.status.clone().and_then(|s| s.phase).as_deref(),
+            Some("Bound")
+        );
+        let spec = pv.spec.unwrap();
+        assert_eq!(spec.host_path.unwrap().path, *path, "same storage");
+        assert_eq!(
+            spec.persistent_volume_reclaim_policy.as_deref(),
+            Some("Delete"),
+            "original reclaim policy restored on request"
+        );
+    }
+    pair.wait_ready(true, 2).await;
+    let again = run(migrate(pair.ns(), &["--rollback", "--yes"]));
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        stderr(&again).contains("no longer possible"),
+        "{}",
+        stderr(&again)
+    );
+}
+
+#[tokio::test]
+async fn server_dry_run_checks_every_write_and_changes_nothing() {
+    let pair = Pair::new("dry-run").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.snapshot().await;
+    let out = run(migrate(pair.ns(), &["--dry-run=server", "-o", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let checks = report["serverDryRun"].as_array().unwrap();
+    assert!(
+        checks.len() >= 6 && checks.iter().all(|c| c["ok"] == true),
+        "{report}"
+    );
+    let client = run(migrate(pair.ns(), &["--dry-run"]));
+    assert!(client.status.success());
+    assert!(
+        String::from_utf8_lossy(&client.stdout)
+            .contains("patch destination to ordinals.start=0, replicas=2 in one request")
+    );
+    assert_eq!(pair.snapshot().await, before, "a dry run wrote something");
+}

@@ -1,0 +1,508 @@
+//! Bad input for `kubectl migrate statefulset`: each case gives a clear message and its
+//! documented exit code, and the clusters are provably unchanged (resourceVersions compared).
+mod support;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::PersistentVolume;
+use kube::Api;
+use kube::api::PostParams;
+use support::sts::{Pair, json, kubectl, migrate, migrate_to, plugin, run, stderr};
+
+/// Runs `cmd`, expects `code` and every `needle` on stderr, and nothing changed in either cluster.
+async fn refused(pair: &Pair, cmd: std::process::Command, code: i32, needles: &[&str]) {
+    let before = pair.snapshot().await;
+    let out = tokio::task::spawn_blocking(move || run(cmd)).await.unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "exit code; stderr: {err}");
+    for needle in needles {
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+    assert!(out.stdout.is_empty(), "no data on stdout for a refusal");
+    assert_eq!(
+        pair.snapshot().await,
+        before,
+        "a refused command changed something"
+    );
+}
+
+#[tokio::test]
+async fn refusals_on_a_healthy_set_change_nothing() {
+    let pair = Pair::new("bad").await;
+    pair.create_set(1, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let ns = pair.ns().to_string();
+
+    // 1. the StatefulSet does not exist
+    let mut cmd = plugin();
+    cmd.args([
+        "statefulset",
+        "nope",
+        "-n",
+        &ns,
+        "--context",
+        "km-a",
+        "--to-context",
+        "km-b",
+        "--yes",
+    ]);
+    refused(
+        &pair,
+        cmd,
+        4,
+        &[
+            "preflight failed",
+            "StatefulSet nope not found in namespace",
+        ],
+    )
+    .await;
+    // 2. unknown source context
+    let mut cmd = plugin();
+    cmd.args([
+        "statefulset",
+        "web",
+        "-n",
+        &ns,
+        "--context",
+        "km-x",
+        "--to-context",
+        "km-b",
+        "--yes",
+    ]);
+    refused(
+        &pair,
+        cmd,
+        4,
+        &[
+            "source: context \"km-x\" not found",
+            "available contexts: km-a, km-b",
+        ],
+    )
+    .await;
+    // 3. unknown destination context
+    refused(
+        &pair,
+        migrate_to(&ns, "km-z", &["--yes"]),
+        4,
+        &["destination: context \"km-z\" not found"],
+    )
+    .await;
+    // 4. the source namespace does not exist
+    let mut cmd = plugin();
+    cmd.args([
+        "statefulset",
+        "web",
+        "-n",
+        "no-such-ns",
+        "--context",
+        "km-a",
+        "--to-context",
+        "km-b",
+        "--yes",
+    ]);
+    refused(&pair, cmd, 4, &["namespace no-such-ns not found in km-a"]).await;
+    // 5. the destination namespace does not exist, without --create-namespace
+    refused(
+        &pair,
+        migrate(&ns, &["--to-namespace", "missing-dest", "--yes"]),
+        4,
+        &[
+            "namespace missing-dest does not exist in km-b",
+            "--create-namespace",
+        ],
+    )
+    .await;
+    // 6. not on a terminal and no --yes
+    refused(
+        &pair,
+        migrate(&ns, &[]),
+        1,
+        &["needs confirmation", "stdin is not a terminal", "--yes"],
+    )
+    .await;
+    // 7. --batch 0
+    refused(
+        &pair,
+        migrate(&ns, &["--batch", "0", "--yes"]),
+        2,
+        &["--batch"],
+    )
+    .await;
+    // 8. a malformed --storage-class-map
+    refused(
+        &pair,
+        migrate(&ns, &["--storage-class-map", "standard", "--yes"]),
+        2,
+        &["expected OLD=NEW"],
+    )
+    .await;
+    // 9. a --storage-class-map target that does not exist in the destination
+    refused(
+        &pair,
+        migrate(&ns, &["--storage-class-map", "standard=gold", "--yes"]),
+        4,
+        &["StorageClass gold does not exist in km-b"],
+    )
+    .await;
+    // 10. source and destination are the same place
+    let mut cmd = plugin();
+    cmd.args([
+        "statefulset",
+        "web",
+        "-n",
+        &ns,
+        "--context",
+        "km-a",
+        "--to-context",
+        "km-a",
+        "--yes",
+    ]);
+    refused(&pair, cmd, 2, &["source and destination are the same"]).await;
+    // 11. an invalid name
+    let mut cmd = plugin();
+    cmd.args([
+        "statefulset",
+        "Web_1",
+        "-n",
+        &ns,
+        "--context",
+        "km-a",
+        "--to-context",
+        "km-b",
+        "--yes",
+    ]);
+    refused(&pair, cmd, 2, &["not a valid StatefulSet name"]).await;
+    // 12. conflicting modes
+    refused(
+        &pair,
+        migrate(&ns, &["--status", "--dry-run"]),
+        2,
+        &["--dry-run applies to a migration only"],
+    )
+    .await;
+    // 13. rollback with no migration
+    refused(
+        &pair,
+        migrate(&ns, &["--rollback", "--yes"]),
+        1,
+        &["nothing to roll back"],
+    )
+    .await;
+    // 14. cleanup with no migration
+    refused(
+        &pair,
+        migrate(&ns, &["--cleanup", "--yes"]),
+        1,
+        &["nothing to clean up"],
+    )
+    .await;
+    // 15. an unreachable destination
+    let dir = tempfile::tempdir().unwrap();
+    let dead = dir.path().join("dead");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(&dead, format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: d\n  cluster: {{server: \"https://127.0.0.1:{port}\", insecure-skip-tls-verify: true}}\ncontexts:\n- name: dead\n  context: {{cluster: d, user: u}}\nusers:\n- name: u\n  user: {{token: t}}\n"
+    )).unwrap();
+    let mut cmd = migrate_to(&ns, "dead", &["--yes"]);
+    cmd.arg("--to-kubeconfig").arg(&dead);
+    refused(
+        &pair,
+        cmd,
+        4,
+        &[
+            "destination: cluster \"dead\"",
+            "cannot reach the API server",
+        ],
+    )
+    .await;
+    // 16. the headless Service is missing in the destination, without --copy-dependencies
+    assert!(
+        kubectl(&["--context", "km-b", "-n", &ns, "delete", "service", "web"])
+            .status
+            .success()
+    );
+    refused(
+        &pair,
+        migrate(&ns, &["--yes"]),
+        4,
+        &[
+            "Service web (the StatefulSet's serviceName) does not exist in km-b",
+            "--copy-dependencies",
+        ],
+    )
+    .await;
+    // 17. a PV of the set already exists in the destination under the same name
+    let claims = pair.claims(false).await;
+    let (volume, _) = claims.values().next().unwrap();
+    let squatter: PersistentVolume = json(serde_json::json!({
+        "metadata": {"name": volume},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "standard", "hostPath": {"path": "/elsewhere"}}
+    }));
+    Api::<PersistentVolume>::all(pair.b.clone())
+        .create(&PostParams::default(), &squatter)
+        .await
+        .unwrap();
+    refused(
+        &pair,
+        migrate(&ns, &["--yes", "--copy-dependencies"]),
+        4,
+        &[&format!(
+            "a PV named {volume} already exists in km-b and was not copied by this migration"
+        )],
+    )
+    .await;
+    Api::<PersistentVolume>::all(pair.b.clone())
+        .delete(volume, &Default::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_foreign_statefulset_in_the_destination_is_never_touched() {
+    let pair = Pair::new("foreign").await;
+    pair.create_set(1, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let foreign = serde_json::json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 0, "serviceName": "web", "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "c", "image": "other"}]}}}
+    });
+    pair.sets(true)
+        .create(&PostParams::default(), &json(foreign))
+        .await
+        .unwrap();
+    refused(
+        &pair,
+        migrate(pair.ns(), &["--yes"]),
+        4,
+        &[
+            "already exists in km-b",
+            "was not created by this migration",
+            "refusing to touch it",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_storage_class_missing_in_the_destination_is_reported() {
+    let pair = Pair::new("no-class").await;
+    let class = format!("gold-{}", support::unique_suffix());
+    let manifest = format!(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {{name: {class}}}\nprovisioner: kubernetes.io/no-provisioner\nvolumeBindingMode: Immediate\n---\n\
+         apiVersion: v1\nkind: PersistentVolume\nmetadata: {{name: {class}-pv}}\nspec: {{capacity: {{storage: 1Gi}}, accessModes: [ReadWriteOnce], storageClassName: {class}, hostPath: {{path: /tmp/{class}}}}}\n"
+    );
+    let mut apply = std::process::Command::new(support::cluster_bin_dir().join("kubectl"));
+    apply
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path())
+        .args(["--context", "km-a", "apply", "-f", "-"])
+        .stdin(std::process::Stdio::piped());
+    let mut child = apply.spawn().unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), manifest.as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    let vct = serde_json::json!({"volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]});
+    pair.create_set(1, &["data"], "OrderedReady", vct).await;
+    refused(
+        &pair,
+        migrate(pair.ns(), &["--yes"]),
+        4,
+        &[
+            &format!("StorageClass {class} does not exist in km-b"),
+            "--storage-class-map",
+        ],
+    )
+    .await;
+    // Mapping it to one that exists there makes the same command pass preflight.
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--dry-run",
+            "--storage-class-map",
+            &format!("{class}=standard"),
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn an_unhealthy_source_and_a_missing_configmap_are_reported_together() {
+    let pair = Pair::new("unhealthy").await;
+    pair.create_set(1, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    // A new revision whose pod can never be scheduled, and that needs a ConfigMap B lacks.
+    let patch = serde_json::json!({"spec": {"template": {"spec": {
+        "nodeSelector": {"no-such-label": "x"},
+        "containers": [{"name": "app", "image": "registry.example/app:2", "envFrom": [{"configMapRef": {"name": "settings"}}]}]}}}});
+    pair.sets(false)
+        .patch(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+    support::poll_until(
+        Duration::from_secs(60),
+        "the source to become unhealthy",
+        || async {
+            let s = pair
+                .sets(false)
+                .get("web")
+                .await
+                .unwrap()
+                .status
+                .unwrap_or_default();
+            s.ready_replicas.unwrap_or(0) == 0
+        },
+    )
+    .await;
+    refused(
+        &pair,
+        migrate(pair.ns(), &["--yes"]),
+        4,
+        &[
+            "only 0 of 1 replicas of web are Ready",
+            "--allow-unhealthy",
+            "ConfigMap settings used by the pod template does not exist in km-b",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn rbac_denials_in_the_destination_are_listed_before_anything_is_written() {
+    let pair = Pair::new("rbac").await;
+    pair.create_set(1, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let ns = pair.ns().to_string();
+    for args in [
+        vec!["create", "serviceaccount", "restricted"],
+        vec![
+            "create",
+            "role",
+            "read-sets",
+            "--verb=get,list",
+            "--resource=statefulsets,pods,configmaps",
+        ],
+        vec![
+            "create",
+            "rolebinding",
+            "restricted-read",
+            "--role=read-sets",
+            &format!("--serviceaccount={ns}:restricted"),
+        ],
+    ] {
+        let mut full = vec!["--context", "km-b", "-n", &ns];
+        full.extend(args);
+        let out = kubectl(&full);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let token = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        &ns,
+        "create",
+        "token",
+        "restricted",
+    ]);
+    let token = String::from_utf8(token.stdout).unwrap().trim().to_string();
+    let server = String::from_utf8(
+        kubectl(&[
+            "config",
+            "view",
+            "--minify",
+            "--context",
+            "km-b",
+            "-o",
+            "jsonpath={.clusters[0].cluster.server}",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let ca = String::from_utf8(
+        kubectl(&[
+            "config",
+            "view",
+            "--raw",
+            "--minify",
+            "--context",
+            "km-b",
+            "-o",
+            "jsonpath={.clusters[0].cluster.certificate-authority-data}",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("restricted");
+    std::fs::write(&kubeconfig, format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: b\n  cluster: {{server: \"{server}\", certificate-authority-data: {ca}}}\ncontexts:\n- name: restricted-b\n  context: {{cluster: b, user: r}}\nusers:\n- name: r\n  user: {{token: {token}}}\n"
+    )).unwrap();
+    let mut cmd = migrate_to(&ns, "restricted-b", &["--yes"]);
+    cmd.arg("--to-kubeconfig").arg(&kubeconfig);
+    refused(
+        &pair,
+        cmd,
+        4,
+        &[
+            "restricted-b denies:",
+            "create statefulsets.apps in namespace",
+            "create persistentvolumes",
+            "update configmaps",
+        ],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn create_namespace_and_copy_dependencies_make_a_bare_destination_work() {
+    let pair = Pair::new("bare").await;
+    let config = serde_json::json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+        "containers": [{"name": "app", "image": "i", "envFrom": [{"configMapRef": {"name": "settings"}}, {"secretRef": {"name": "creds"}}]}]}}});
+    for args in [
+        vec!["create", "configmap", "settings", "--from-literal=a=b"],
+        vec!["create", "secret", "generic", "creds", "--from-literal=p=q"],
+    ] {
+        let mut full = vec!["--context", "km-a", "-n", pair.ns()];
+        full.extend(args);
+        assert!(kubectl(&full).status.success());
+    }
+    pair.create_set(2, &["data"], "OrderedReady", config).await;
+    let target = format!("{}-moved", pair.ns());
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--to-namespace",
+            &target,
+            "--create-namespace",
+            "--copy-dependencies",
+            "--yes",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    for kind in [
+        "service/web",
+        "configmap/settings",
+        "secret/creds",
+        "statefulset/web",
+        "pvc/data-web-0",
+    ] {
+        assert!(
+            kubectl(&["--context", "km-b", "-n", &target, "get", kind])
+                .status
+                .success(),
+            "{kind} missing in {target}"
+        );
+    }
+    let _cleanup = support::TestNamespace::create_named_existing(support::CONTEXT_B, &target);
+}
