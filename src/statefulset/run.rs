@@ -723,7 +723,7 @@ impl Run<'_> {
             })
             .retry(retry)
             .when(is_transient)
-            .notify(|e, d| output::warn(format!("{e}; retrying in {d:?}")))
+            .notify(|e, d| output::warn(format!("{e}; retrying in {:.1}s", d.as_secs_f64())))
             .await?;
             match (&stored, direction) {
                 // The rollback removed its journal: everything is back in the source.

@@ -10,6 +10,8 @@ state=${KM_CLUSTERS_DIR:-$repo/target/clusters}
 name=${1:?usage: restart-apiserver.sh NAME [DOWN_SECONDS]}
 down=${2:-2}
 pids=$state/pids
+# The recorded command names the binary; find it where start.sh did.
+export PATH="$("$here/build.sh"):$PATH"
 line=$(grep " $name/kube-apiserver " "$pids") || { echo "no kube-apiserver recorded for $name in $pids" >&2; exit 1; }
 pid=${line%% *}
 kill -TERM "$pid" 2>/dev/null || true

@@ -115,7 +115,7 @@ impl TestNamespace {
         let sa: Api<k8s_openapi::api::core::v1::ServiceAccount> =
             Api::namespaced(client.clone(), &name);
         poll_until(
-            Duration::from_secs(30),
+            Duration::from_secs(90),
             "default ServiceAccount",
             || async { sa.get_opt("default").await.ok().flatten().is_some() },
         )

@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::{
     ConfigMap, PersistentVolume, PersistentVolumeClaim, Pod, Service,
 };
 use kube::api::{ListParams, PostParams};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
 
 use super::{CONTEXT_A, CONTEXT_B, TestNamespace, client, kubeconfig_path, poll_until};
@@ -293,7 +293,9 @@ impl SplitBrainObserver {
             let (present, violations, events) =
                 (present.clone(), violations.clone(), events.clone());
             tasks.push(tokio::spawn(async move {
-                let mut stream = watcher(api.clone(), watcher::Config::default()).boxed();
+                let mut stream = watcher(api.clone(), watcher::Config::default())
+                    .default_backoff()
+                    .boxed();
                 while let Some(event) = stream.next().await {
                     let Ok(event) = event else { continue };
                     *events.lock().unwrap() += 1;
