@@ -529,3 +529,45 @@ async fn server_dry_run_checks_every_write_and_changes_nothing() {
     );
     assert_eq!(pair.snapshot().await, before, "a dry run wrote something");
 }
+
+#[tokio::test]
+async fn ctrl_c_stops_at_a_safe_point_with_exit_3_and_the_resume_command() {
+    let pair = Pair::new("sigint").await;
+    pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    let ns = pair.ns().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = migrate(&ns, &["--yes", "-o", "json", "--health-check", "sleep 2"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        for line in lines.by_ref() {
+            let event: serde_json::Value = serde_json::from_str(&line.unwrap()).unwrap();
+            if event["event"] == "step-started" && event["step"] == "verify" {
+                break;
+            }
+        }
+        std::process::Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        lines.for_each(drop);
+        child.wait_with_output().unwrap()
+    })
+    .await
+    .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("interrupted (Ctrl-C) at a safe point")
+            && err.contains("Resume with:")
+            && err.contains("kubectl migrate statefulset web"),
+        "{err}"
+    );
+    let out = run(migrate(pair.ns(), &["--yes"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_moved(&pair, &before, 3).await;
+}

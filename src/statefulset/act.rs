@@ -494,6 +494,13 @@ impl Executor {
                     .map_err(|e| Error::Failed {
                         message: format!("cannot run the health check `{command}`: {e}"),
                     })?;
+                // The terminal's Ctrl-C reaches the check too; our own flag may not be set yet.
+                let interrupted = std::os::unix::process::ExitStatusExt::signal(&status) == Some(2);
+                if !status.success() && (interrupted || self.interrupt.is_set()) {
+                    return Err(Error::Cancelled(format!(
+                        "interrupted (Ctrl-C) during the health check of ordinal {k}"
+                    )));
+                }
                 if !status.success() {
                     return Err(Error::Failed {
                         message: format!(

@@ -874,6 +874,11 @@ impl Run<'_> {
                                 self.resume_command()
                             ),
                         },
+                        // Ctrl-C reached a running health check too: still a clean stop.
+                        Error::Cancelled(reason) => Error::Stopped {
+                            reason,
+                            resume: self.resume_command(),
+                        },
                         other => other,
                     });
                 }
