@@ -116,9 +116,11 @@ pub fn progress_bar(len: u64, what: &str) -> ProgressBar {
     };
     let bar = ProgressBar::with_draw_target(Some(len), target);
     bar.set_style(
-        ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
-            .expect("static template is valid")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed} in this step)",
+        )
+        .expect("static template is valid")
+        .progress_chars("=> "),
     );
     bar.set_prefix(what.to_string());
     bar.enable_steady_tick(Duration::from_millis(200));

@@ -826,6 +826,8 @@ impl Run<'_> {
                 None,
             );
             bar.set_message(description.clone());
+            // The bar's clock shows how long the current step has taken.
+            bar.reset_elapsed();
             let started = Instant::now();
             let result = (|| ex.perform(&step, stored.as_ref(), &observed))
                 .retry(
