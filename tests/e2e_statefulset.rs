@@ -113,7 +113,7 @@ fn run_until_first_step_then_kill(ns: &str) -> bool {
 #[tokio::test]
 async fn sigkill_at_every_step_boundary_then_rerun_completes() {
     let pair = Pair::new("crash-steps").await;
-    pair.create_set(3, &["data", "logs"], "OrderedReady", serde_json::json!({}))
+    pair.create_set(4, &["data", "logs"], "OrderedReady", serde_json::json!({}))
         .await;
     let before = pair.claims(false).await;
     let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
@@ -132,7 +132,7 @@ async fn sigkill_at_every_step_boundary_then_rerun_completes() {
         kills >= 20,
         "expected a kill at each of the many step boundaries, got {kills}"
     );
-    assert_moved(&pair, &before, 3).await;
+    assert_moved(&pair, &before, 4).await;
     observer.assert_never_split();
 }
 

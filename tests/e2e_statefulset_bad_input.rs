@@ -259,6 +259,25 @@ async fn refusals_on_a_healthy_set_change_nothing() {
         .delete(volume, &Default::default())
         .await
         .unwrap();
+    // 18. a claim of the set already exists in the destination (it would shadow the moved data)
+    let claim: k8s_openapi::api::core::v1::PersistentVolumeClaim = json(serde_json::json!({
+        "metadata": {"name": "data-web-0"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    }));
+    Api::<k8s_openapi::api::core::v1::PersistentVolumeClaim>::namespaced(pair.b.clone(), &ns)
+        .create(&PostParams::default(), &claim)
+        .await
+        .unwrap();
+    refused(
+        &pair,
+        migrate(&ns, &["--yes", "--copy-dependencies"]),
+        4,
+        &[
+            "PVC data-web-0 already exists in km-b",
+            "was not copied by this migration",
+        ],
+    )
+    .await;
 }
 
 #[tokio::test]

@@ -118,12 +118,15 @@ impl Executor {
     ) -> Result<()> {
         match step {
             Step::WriteJournal => self.write_journal(observed).await,
-            Step::ProtectVolume { side, volume } => {
+            Step::ProtectVolumes { side, volumes } => {
                 if *side == Side::Source {
-                    self.record_original_policy(stored, observed, volume)
+                    self.record_original_policies(stored, observed, volumes)
                         .await?;
                 }
-                self.set_reclaim_policy(*side, volume, "Retain").await
+                for volume in volumes {
+                    self.set_reclaim_policy(*side, volume, "Retain").await?;
+                }
+                Ok(())
             }
             Step::HoldRetention => {
                 let patch = json!({"spec": {"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Retain", "whenDeleted": "Retain"}}});
@@ -139,7 +142,15 @@ impl Executor {
                 self.wait_pods_gone(*side, ordinals, observed).await
             }
             Step::CopyClaim { to, claim, .. } => self.copy_claim(*to, claim).await,
-            Step::WaitReady { side, ordinals } => self.wait_ready(*side, ordinals).await,
+            Step::WaitReady { side, ordinals } => {
+                self.wait_ready(*side, ordinals).await?;
+                // With no health check to run, verifying is only recording: do it now and save
+                // a round of observation per ordinal.
+                if self.health_check.is_none() && !self.interrupt.is_set() {
+                    self.verify(*side, ordinals, stored).await?;
+                }
+                Ok(())
+            }
             Step::Verify { side, ordinals } => self.verify(*side, ordinals, stored).await,
             Step::MarkComplete => self.update_journal(stored, |j| j.complete = true).await,
             Step::DeleteCopy { claim, volume } => {
@@ -241,29 +252,30 @@ impl Executor {
     }
 
     /// The original policy must be in the journal before the PV is changed, or it is lost.
-    async fn record_original_policy(
+    async fn record_original_policies(
         &self,
         stored: Option<&Stored>,
         observed: &Observed,
-        volume: &str,
+        volumes: &[String],
     ) -> Result<()> {
         let Some(stored) = stored else { return Ok(()) };
-        if stored
-            .journal
-            .original_reclaim_policies
-            .contains_key(volume)
-        {
+        let missing: Vec<&String> = volumes
+            .iter()
+            .filter(|v| !stored.journal.original_reclaim_policies.contains_key(*v))
+            .collect();
+        if missing.is_empty() {
             return Ok(());
         }
-        let policy = observed
-            .source
-            .volumes
-            .get(volume)
-            .map(|v| v.reclaim_policy.clone())
-            .unwrap_or_else(|| "Delete".into());
         self.update_journal(Some(stored), |j| {
-            j.original_reclaim_policies
-                .insert(volume.to_string(), policy);
+            for volume in missing {
+                let policy = observed
+                    .source
+                    .volumes
+                    .get(volume)
+                    .map(|v| v.reclaim_policy.clone());
+                j.original_reclaim_policies
+                    .insert(volume.clone(), policy.unwrap_or_else(|| "Delete".into()));
+            }
         })
         .await
     }

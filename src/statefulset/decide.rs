@@ -13,10 +13,10 @@ use super::model::{Direction, Journal, Observed, Side, claim_name};
 pub enum Step {
     /// Record the starting point (and the original policies) before anything changes.
     WriteJournal,
-    /// Set a PV's reclaim policy to Retain so that deleting a claim can never delete the data.
-    ProtectVolume {
+    /// Set PVs' reclaim policy to Retain so that deleting a claim can never delete the data.
+    ProtectVolumes {
         side: Side,
-        volume: String,
+        volumes: Vec<String>,
     },
     /// Hold the source's PVC retention policy at Retain, so scaling down keeps the claims.
     HoldRetention,
@@ -177,16 +177,18 @@ fn check_ranges(journal: &Journal, observed: &Observed) -> Option<Step> {
 /// Protect every PV of the set in `side` before anything is scaled.
 fn unprotected_volume(observed: &Observed, side: Side) -> Option<Step> {
     let view = observed.side(side);
-    view.claims
+    let volumes: Vec<String> = view
+        .claims
         .values()
         .filter_map(|c| c.volume_name.as_ref())
-        .find_map(|v| {
-            let volume = view.volumes.get(v)?;
-            (volume.reclaim_policy != "Retain").then(|| Step::ProtectVolume {
-                side,
-                volume: v.clone(),
-            })
+        .filter(|v| {
+            view.volumes
+                .get(*v)
+                .is_some_and(|pv| pv.reclaim_policy != "Retain")
         })
+        .cloned()
+        .collect();
+    (!volumes.is_empty()).then_some(Step::ProtectVolumes { side, volumes })
 }
 
 /// For ordinals moving to `to`: wait for their pods to leave the other side, then make sure
@@ -637,12 +639,14 @@ mod tests {
                         cleaned_up: false,
                     });
                 }
-                Step::ProtectVolume { side, volume } => {
-                    self.view(side)
-                        .volumes
-                        .get_mut(&volume)
-                        .unwrap()
-                        .reclaim_policy = "Retain".into()
+                Step::ProtectVolumes { side, volumes } => {
+                    for volume in volumes {
+                        self.view(side)
+                            .volumes
+                            .get_mut(&volume)
+                            .unwrap()
+                            .reclaim_policy = "Retain".into();
+                    }
                 }
                 Step::HoldRetention => {
                     self.observed.source.set.as_mut().unwrap().retention = Retention::retain()
@@ -790,11 +794,14 @@ mod tests {
             .iter()
             .position(|s| matches!(s, Step::Resize { .. }))
             .unwrap();
-        let protections = steps
+        let protections: usize = steps
             .iter()
             .take(first_resize)
-            .filter(|s| matches!(s, Step::ProtectVolume { .. }))
-            .count();
+            .map(|s| match s {
+                Step::ProtectVolumes { volumes, .. } => volumes.len(),
+                _ => 0,
+            })
+            .sum();
         assert_eq!(protections, 4, "2 ordinals x 2 templates: {steps:?}");
         assert!(steps[..first_resize].contains(&Step::HoldRetention));
         assert!(steps[..first_resize].contains(&Step::CreateDestination));

@@ -98,13 +98,21 @@ pub async fn update(
 ) -> Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), namespace);
     let cm = config_map(journal, namespace, Some(stored.resource_version.clone()));
-    cluster
-        .call(
-            "update the migration journal",
-            api.replace(&object_name(&journal.name), &PostParams::default(), &cm),
-        )
-        .await?;
-    Ok(())
+    match api
+        .replace(&object_name(&journal.name), &PostParams::default(), &cm)
+        .await
+    {
+        Ok(_) => Ok(()),
+        // Someone (or an earlier attempt of ours) wrote it since we read it: decide again.
+        Err(e) if crate::cluster::is_status(&e, 409) => Err(Error::Conflict(
+            "the migration journal changed since it was read".into(),
+        )),
+        Err(e) => {
+            cluster
+                .call("update the migration journal", async { Err::<(), _>(e) })
+                .await
+        }
+    }
 }
 
 pub async fn delete(cluster: &Cluster, namespace: &str, set: &str) -> Result<()> {

@@ -209,8 +209,9 @@ pub fn describe(step: &Step, names: &Names) -> String {
             "write the migration journal in {}",
             names.destination_context
         ),
-        Step::ProtectVolume { side, volume } => format!(
-            "set reclaim policy of PV {volume} to Retain in {}",
+        Step::ProtectVolumes { side, volumes } => format!(
+            "set reclaim policy of PV(s) {} to Retain in {}",
+            volumes.join(", "),
             names.context(*side)
         ),
         Step::HoldRetention => format!(

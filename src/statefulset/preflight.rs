@@ -427,6 +427,15 @@ pub async fn run(req: &Request<'_>, observed: &Observed) -> Report {
             dst.context
         ));
     }
+    // A claim of the same name that we did not copy would shadow the moved data.
+    for (claim, view) in &observed.destination.claims {
+        if !view.copied {
+            report.problems.push(format!(
+                "PVC {claim} already exists in {}/{dst_ns} and was not copied by this migration; the pod would use it instead of the moved volume",
+                dst.context
+            ));
+        }
+    }
     if let Some(dest) = observed.destination.set.as_ref() {
         let ours =
             source_view.is_some_and(|s| dest.migrated_from_uid.as_deref() == Some(s.uid.as_str()));

@@ -703,6 +703,7 @@ impl Run<'_> {
                 self.args.name, ex.source.context, ex.destination.context
             ),
         );
+        let mut templates: Option<Vec<String>> = None;
         let retry = ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(300))
             .with_max_delay(Duration::from_secs(5))
@@ -716,15 +717,40 @@ impl Run<'_> {
                 });
             }
             // Observation is retried through API server restarts; nothing is decided on a partial view.
+            // The claim templates never change during a migration, so once known the journal and
+            // both clusters are read at the same time.
+            let observing = Instant::now();
             let (stored, observed) = (|| async {
-                let stored = self.load_journal().await?;
-                let observed = self.observe(stored.as_ref()).await?;
-                Ok::<_, Error>((stored, observed))
+                match &templates {
+                    Some(t) => tokio::try_join!(
+                        self.load_journal(),
+                        observe::observe(
+                            self.side_location(Side::Source),
+                            self.side_location(Side::Destination),
+                            t
+                        )
+                    ),
+                    None => {
+                        let stored = self.load_journal().await?;
+                        let observed = self.observe(stored.as_ref()).await?;
+                        Ok((stored, observed))
+                    }
+                }
             })
             .retry(retry)
             .when(is_transient)
             .notify(|e, d| output::warn(format!("{e}; retrying in {:.1}s", d.as_secs_f64())))
             .await?;
+            output::log(
+                2,
+                format!(
+                    "observed both clusters in {} ms",
+                    observing.elapsed().as_millis()
+                ),
+            );
+            if templates.is_none() {
+                templates = stored.as_ref().map(|s| s.journal.claim_templates.clone());
+            }
             match (&stored, direction) {
                 // The rollback removed its journal: everything is back in the source.
                 (None, Direction::Rollback) => {
@@ -804,7 +830,7 @@ impl Run<'_> {
                 moves += 1;
             }
             let cluster = match &step {
-                Step::ProtectVolume { side, .. }
+                Step::ProtectVolumes { side, .. }
                 | Step::Resize { side, .. }
                 | Step::WaitPodsGone { side, .. }
                 | Step::WaitReady { side, .. }
