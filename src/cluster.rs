@@ -187,7 +187,12 @@ impl Cluster {
                 })?,
             None => fut.await,
         };
-        result.map_err(|e| match (is_timeout(&e), self.request_timeout) {
+        result.map_err(|e| self.api_error(what, e))
+    }
+
+    /// An API error as one of ours, naming the cluster and what was being done.
+    pub fn api_error(&self, what: &str, e: kube::Error) -> Error {
+        match (is_timeout(&e), self.request_timeout) {
             (true, Some(timeout)) => Error::Timeout {
                 context: self.context.clone(),
                 server: self.server.clone(),
@@ -199,7 +204,22 @@ impl Cluster {
                 message: format!("{what}: {}", describe_kube_error(&e)),
                 source: Some(Box::new(e)),
             },
-        })
+        }
+    }
+
+    /// `Err` of [`Cluster::api_error`], for match arms that end in an error.
+    pub fn fail<T>(&self, what: &str, e: kube::Error) -> Result<T> {
+        Err(self.api_error(what, e))
+    }
+
+    /// The result of a write where the HTTP status `done` means there is nothing to do: 404 for
+    /// a delete (already gone), 409 for a create (already there). Makes such steps idempotent.
+    pub fn already_done<T>(&self, what: &str, result: kube::Result<T>, done: u16) -> Result<()> {
+        match result {
+            Ok(_) => Ok(()),
+            Err(e) if is_status(&e, done) => Ok(()),
+            Err(e) => Err(self.api_error(what, e)),
+        }
     }
 
     /// "v1.36.3" style, as the server reports it.

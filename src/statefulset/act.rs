@@ -157,22 +157,12 @@ impl Executor {
                 self.delete_copy(claim.as_deref(), volume.as_deref()).await
             }
             Step::DeleteDestination => {
-                let cluster = &self.destination;
-                match self
+                let result = self
                     .sets(Side::Destination)
                     .delete(&self.names.set, &DeleteParams::default())
-                    .await
-                {
-                    Ok(_) => Ok(()),
-                    Err(e) if is_status(&e, 404) => Ok(()),
-                    Err(e) => {
-                        cluster
-                            .call("delete the destination StatefulSet", async {
-                                Err::<(), _>(e)
-                            })
-                            .await
-                    }
-                }
+                    .await;
+                self.destination
+                    .already_done("delete the destination StatefulSet", result, 404)
             }
             Step::RestoreRetention => {
                 let j = &stored.expect("journal exists when restoring").journal;
@@ -325,18 +315,10 @@ impl Executor {
             &self.destination_at.copy_label,
             &origin,
         );
-        match self.sets(Side::Destination).create(&post(), &set).await {
-            Ok(_) => Ok(()),
-            // Already there: the next observation checks that it is ours.
-            Err(e) if is_status(&e, 409) => Ok(()),
-            Err(e) => {
-                self.destination
-                    .call("create the destination StatefulSet", async {
-                        Err::<(), _>(e)
-                    })
-                    .await
-            }
-        }
+        let result = self.sets(Side::Destination).create(&post(), &set).await;
+        // Already there: the next observation checks that it is ours.
+        self.destination
+            .already_done("create the destination StatefulSet", result, 409)
     }
 
     async fn resize(
@@ -396,11 +378,7 @@ impl Executor {
                 "StatefulSet {} changed while this step was decided",
                 self.names.set
             ))),
-            Err(e) => {
-                self.cluster(side)
-                    .call("resize the StatefulSet", async { Err::<(), _>(e) })
-                    .await
-            }
+            Err(e) => self.cluster(side).fail("resize the StatefulSet", e),
         }
     }
 
@@ -588,10 +566,7 @@ impl Executor {
             Err(e) => {
                 return self
                     .cluster(to)
-                    .call(&format!("create PV {volume_name}"), async {
-                        Err::<(), _>(e)
-                    })
-                    .await;
+                    .fail(&format!("create PV {volume_name}"), e);
             }
         }
         let claim_copy = copy_claim(
@@ -601,34 +576,20 @@ impl Executor {
             &at.copy_label,
             &format!("{}/{}", self.names.context(from), claim),
         );
-        match self.claims(to).create(&post(), &claim_copy).await {
-            Ok(_) => Ok(()),
-            Err(e) if is_status(&e, 409) => Ok(()),
-            Err(e) => {
-                self.cluster(to)
-                    .call(&format!("create PVC {claim}"), async { Err::<(), _>(e) })
-                    .await
-            }
-        }
+        let result = self.claims(to).create(&post(), &claim_copy).await;
+        self.cluster(to)
+            .already_done(&format!("create PVC {claim}"), result, 409)
     }
 
     async fn delete_copy(&self, claim: Option<&str>, volume: Option<&str>) -> Result<()> {
         let dest = Side::Destination;
         if let Some(claim) = claim {
-            match self
+            let result = self
                 .claims(dest)
                 .delete(claim, &DeleteParams::default())
-                .await
-            {
-                Ok(_) => {}
-                Err(e) if is_status(&e, 404) => {}
-                Err(e) => {
-                    return self
-                        .destination
-                        .call(&format!("delete PVC {claim}"), async { Err::<(), _>(e) })
-                        .await;
-                }
-            }
+                .await;
+            self.destination
+                .already_done(&format!("delete PVC {claim}"), result, 404)?;
         }
         if let Some(volume) = volume {
             // Never delete a PV object whose reclaim policy could delete the storage.
@@ -652,20 +613,12 @@ impl Executor {
                         ),
                     });
                 }
-                match self
+                let result = self
                     .volumes(dest)
                     .delete(volume, &DeleteParams::default())
-                    .await
-                {
-                    Ok(_) => {}
-                    Err(e) if is_status(&e, 404) => {}
-                    Err(e) => {
-                        return self
-                            .destination
-                            .call(&format!("delete PV {volume}"), async { Err::<(), _>(e) })
-                            .await;
-                    }
-                }
+                    .await;
+                self.destination
+                    .already_done(&format!("delete PV {volume}"), result, 404)?;
             }
         }
         Ok(())

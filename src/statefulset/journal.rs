@@ -107,28 +107,16 @@ pub async fn update(
         Err(e) if crate::cluster::is_status(&e, 409) => Err(Error::Conflict(
             "the migration journal changed since it was read".into(),
         )),
-        Err(e) => {
-            cluster
-                .call("update the migration journal", async { Err::<(), _>(e) })
-                .await
-        }
+        Err(e) => cluster.fail("update the migration journal", e),
     }
 }
 
 pub async fn delete(cluster: &Cluster, namespace: &str, set: &str) -> Result<()> {
     let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), namespace);
-    match api
+    let result = api
         .delete(&object_name(set), &DeleteParams::default())
-        .await
-    {
-        Ok(_) => Ok(()),
-        Err(e) if crate::cluster::is_status(&e, 404) => Ok(()),
-        Err(e) => {
-            cluster
-                .call("delete the migration journal", async { Err::<(), _>(e) })
-                .await
-        }
-    }
+        .await;
+    cluster.already_done("delete the migration journal", result, 404)
 }
 
 /// This process, as a lease holder: `host/pid`.
@@ -211,10 +199,7 @@ pub async fn acquire_lease(cluster: &Cluster, namespace: &str, set: &str) -> Res
                         .into(),
             }
         } else {
-            cluster
-                .call("take the migration lease", async { Err::<(), _>(e) })
-                .await
-                .unwrap_err()
+            cluster.api_error("take the migration lease", e)
         });
     }
     let renew_api = api.clone();

@@ -424,9 +424,7 @@ impl Run<'_> {
                     Ok(_) => output::log(0, format!("created namespace {ns} in {}", dst.context)),
                     Err(e) if is_status(&e, 409) => {}
                     Err(e) => {
-                        return dst
-                            .call("create the namespace", async { Err::<(), _>(e) })
-                            .await;
+                        return dst.fail("create the namespace", e);
                     }
                 }
             }
@@ -534,10 +532,7 @@ impl Run<'_> {
                 Ok(())
             }
             Err(e) if is_status(&e, 409) => Ok(()),
-            Err(e) => {
-                dst.call(&format!("copy {name}"), async { Err::<(), _>(e) })
-                    .await
-            }
+            Err(e) => dst.fail(&format!("copy {name}"), e),
         }
     }
 
@@ -1048,30 +1043,27 @@ impl Run<'_> {
             }
         }
         if observed.source.set.is_some() {
-            ignore_missing(
-                src,
+            src.already_done(
                 "delete the source StatefulSet",
                 sets.delete(&self.args.name, &DeleteParams::default()).await,
-            )
-            .await?;
+                404,
+            )?;
             report.statefulset = Some(self.args.name.clone());
         }
         for claim in observed.source.claims.keys() {
-            ignore_missing(
-                src,
+            src.already_done(
                 "delete a PVC",
                 claims.delete(claim, &DeleteParams::default()).await,
-            )
-            .await?;
+                404,
+            )?;
             report.claims.push(claim.clone());
         }
         for volume in observed.source.volumes.keys() {
-            ignore_missing(
-                src,
+            src.already_done(
                 "delete a PV",
                 pvs.delete(volume, &DeleteParams::default()).await,
-            )
-            .await?;
+                404,
+            )?;
             report.volumes.push(volume.clone());
         }
         if self.args.restore_reclaim_policy {
@@ -1103,18 +1095,6 @@ impl Run<'_> {
         )
         .await?;
         Ok(report)
-    }
-}
-
-async fn ignore_missing<T>(
-    cluster: &Cluster,
-    what: &str,
-    result: std::result::Result<T, kube::Error>,
-) -> Result<()> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(e) if is_status(&e, 404) => Ok(()),
-        Err(e) => cluster.call(what, async { Err::<(), _>(e) }).await,
     }
 }
 
