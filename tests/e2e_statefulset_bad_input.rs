@@ -525,3 +525,46 @@ async fn create_namespace_and_copy_dependencies_make_a_bare_destination_work() {
     }
     let _cleanup = support::TestNamespace::create_named_existing(support::CONTEXT_B, &target);
 }
+
+#[tokio::test]
+async fn declining_the_prompt_on_a_terminal_changes_nothing_and_exits_3() {
+    let pair = Pair::new("prompt").await;
+    pair.create_set(1, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.snapshot().await;
+    // `script` gives the tool a real terminal; we answer its question with "n".
+    let command_line = format!(
+        "{} statefulset web -n {} --context km-a --to-context km-b",
+        env!("CARGO_BIN_EXE_kubectl-migrate"),
+        pair.ns()
+    );
+    let out = tokio::task::spawn_blocking(move || {
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &command_line, "/dev/null"])
+            .env("KUBECONFIG", support::kubeconfig_path())
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("`script` (util-linux) runs the tool on a pseudo-terminal");
+        let mut stdin = child.stdin.take().unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        std::io::Write::write_all(&mut stdin, b"n").unwrap();
+        let out = child.wait_with_output().unwrap();
+        drop(stdin);
+        out
+    })
+    .await
+    .unwrap();
+    let screen = String::from_utf8_lossy(&out.stdout);
+    assert!(screen.contains("Plan: move StatefulSet web"), "{screen}");
+    assert!(screen.contains("Continue? [y/N]"), "{screen}");
+    assert!(screen.contains("was not confirmed"), "{screen}");
+    assert_eq!(out.status.code(), Some(3), "{screen}");
+    assert_eq!(
+        pair.snapshot().await,
+        before,
+        "a declined migration changed something"
+    );
+}
