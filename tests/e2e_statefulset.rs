@@ -571,3 +571,23 @@ async fn ctrl_c_stops_at_a_safe_point_with_exit_3_and_the_resume_command() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_moved(&pair, &before, 3).await;
 }
+
+/// The observer itself must be able to fail: two pods of one ordinal at once are caught.
+#[tokio::test]
+#[should_panic(expected = "split brain observed")]
+async fn the_observer_catches_a_real_overlap() {
+    let pair = Pair::new("observer").await;
+    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    for client in [&pair.a, &pair.b] {
+        let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
+            kube::Api::namespaced(client.clone(), pair.ns());
+        let pod = support::sts::json(serde_json::json!({
+            "metadata": {"name": "web-0"},
+            "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]}
+        }));
+        pods.create(&Default::default(), &pod).await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    observer.assert_never_split();
+}

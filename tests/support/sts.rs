@@ -266,89 +266,149 @@ pub fn state_dir() -> PathBuf {
     kubeconfig_path().parent().unwrap().to_path_buf()
 }
 
-/// Watches the pods of `web` in both clusters. Whenever an ordinal seems to run in both, it
-/// confirms with live reads (watch streams may lag) and records a violation if both exist.
+/// Watches the pods of `web` in both clusters and records, per pod, the etcd revisions at which
+/// it was created and deleted. The test clusters share one etcd, so revisions of both clusters
+/// are one global order: two pods of the same ordinal overlapped exactly when each was created
+/// before the other was deleted. (Comparing live reads instead cannot prove simultaneity.)
+/// Terminating pods still exist; only the DELETED event ends a pod.
 pub struct SplitBrainObserver {
-    violations: Arc<Mutex<Vec<String>>>,
+    pods: Arc<Mutex<BTreeMap<String, PodLife>>>,
     events: Arc<Mutex<usize>>,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+}
+
+#[derive(Debug, Clone)]
+struct PodLife {
+    side: usize,
+    ordinal: i32,
+    name: String,
+    /// 0 when it existed before the observer started.
+    created: u64,
+    deleted: Option<u64>,
+    /// Seen or lost only across a re-list (watch restart): its bounds are not exact, so it is
+    /// not judged rather than judged wrongly.
+    uncertain: bool,
 }
 
 fn ordinal(name: &str) -> Option<i32> {
     name.strip_prefix("web-")?.parse().ok()
 }
 
+fn revision(pod: &Pod) -> u64 {
+    pod.metadata
+        .resource_version
+        .as_deref()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(0)
+}
+
 impl SplitBrainObserver {
     pub fn start(a: &Client, b: &Client, ns: &str) -> SplitBrainObserver {
-        let present: Arc<Mutex<[BTreeMap<i32, String>; 2]>> = Arc::default();
-        let violations: Arc<Mutex<Vec<String>>> = Arc::default();
+        let pods: Arc<Mutex<BTreeMap<String, PodLife>>> = Arc::default();
         let events: Arc<Mutex<usize>> = Arc::default();
-        let apis = [
-            Api::<Pod>::namespaced(a.clone(), ns),
-            Api::<Pod>::namespaced(b.clone(), ns),
-        ];
         let mut tasks = Vec::new();
-        for side in 0..2 {
-            let (api, other_api) = (apis[side].clone(), apis[1 - side].clone());
-            let (present, violations, events) =
-                (present.clone(), violations.clone(), events.clone());
+        for (side, client) in [a, b].into_iter().enumerate() {
+            let api = Api::<Pod>::namespaced(client.clone(), ns);
+            let (pods, events) = (pods.clone(), events.clone());
             tasks.push(tokio::spawn(async move {
-                let mut stream = watcher(api.clone(), watcher::Config::default())
+                let mut stream = watcher(api, watcher::Config::default())
                     .default_backoff()
                     .boxed();
+                let mut listed_once = false;
+                let mut watching = false;
+                let mut relisted: Vec<String> = Vec::new();
                 while let Some(event) = stream.next().await {
                     let Ok(event) = event else { continue };
                     *events.lock().unwrap() += 1;
-                    let mut arrived = Vec::new();
-                    {
-                        let mut p = present.lock().unwrap();
-                        match event {
-                            watcher::Event::Apply(pod) | watcher::Event::InitApply(pod) => {
-                                let name = pod.metadata.name.clone().unwrap_or_default();
-                                if let Some(k) = ordinal(&name) {
-                                    p[side].insert(k, name.clone());
-                                    if p[1 - side].contains_key(&k) {
-                                        arrived.push(name);
+                    let mut pods = pods.lock().unwrap();
+                    match event {
+                        watcher::Event::Init => {
+                            relisted.clear();
+                            watching = false;
+                        }
+                        watcher::Event::InitApply(pod) | watcher::Event::Apply(pod) => {
+                            let (Some(uid), Some(name)) =
+                                (pod.metadata.uid.clone(), pod.metadata.name.clone())
+                            else {
+                                continue;
+                            };
+                            let Some(k) = ordinal(&name) else { continue };
+                            // A pod first seen in a re-list was created at an unknown revision.
+                            let from_relist = listed_once && !watching;
+                            if !watching {
+                                relisted.push(uid.clone());
+                            }
+                            pods.entry(uid).or_insert_with(|| PodLife {
+                                side,
+                                ordinal: k,
+                                name,
+                                created: if listed_once { revision(&pod) } else { 0 },
+                                deleted: None,
+                                uncertain: from_relist,
+                            });
+                        }
+                        watcher::Event::Delete(pod) => {
+                            if let Some(life) =
+                                pod.metadata.uid.as_ref().and_then(|u| pods.get_mut(u))
+                            {
+                                life.deleted = Some(revision(&pod));
+                            }
+                        }
+                        watcher::Event::InitDone => {
+                            if listed_once {
+                                // Pods that vanished while the watch was down: end unknown.
+                                for (uid, life) in pods.iter_mut() {
+                                    if life.side == side
+                                        && life.deleted.is_none()
+                                        && !relisted.contains(uid)
+                                    {
+                                        life.uncertain = true;
                                     }
                                 }
                             }
-                            watcher::Event::Delete(pod) => {
-                                if let Some(k) = pod.metadata.name.as_deref().and_then(ordinal) {
-                                    p[side].remove(&k);
-                                }
-                            }
-                            watcher::Event::Init | watcher::Event::InitDone => {}
-                        }
-                    }
-                    for name in arrived {
-                        // Both live reads must find the pod for it to be a real overlap.
-                        let here = api.get_opt(&name).await.ok().flatten().is_some();
-                        let there = other_api.get_opt(&name).await.ok().flatten().is_some();
-                        if here && there {
-                            violations
-                                .lock()
-                                .unwrap()
-                                .push(format!("pod {name} exists in both clusters"));
+                            listed_once = true;
+                            watching = true;
                         }
                     }
                 }
             }));
         }
         SplitBrainObserver {
-            violations,
+            pods,
             events,
             tasks,
         }
     }
 
-    /// Stops watching; panics if any ordinal ran in both clusters, or if nothing was seen.
+    /// Stops watching; panics if any ordinal had pods in both clusters at once, or if nothing
+    /// was seen at all.
     pub fn assert_never_split(self) {
         for t in &self.tasks {
             t.abort();
         }
         let seen = *self.events.lock().unwrap();
         assert!(seen > 0, "the observer saw no pod events at all");
-        let v = self.violations.lock().unwrap();
-        assert!(v.is_empty(), "split brain observed: {v:?}");
+        let pods = self.pods.lock().unwrap();
+        let lives: Vec<&PodLife> = pods.values().filter(|l| !l.uncertain).collect();
+        let mut violations = Vec::new();
+        for x in lives.iter().filter(|l| l.side == 0) {
+            for y in lives
+                .iter()
+                .filter(|l| l.side == 1 && l.ordinal == x.ordinal)
+            {
+                let x_end = x.deleted.unwrap_or(u64::MAX);
+                let y_end = y.deleted.unwrap_or(u64::MAX);
+                if x.created < y_end && y.created < x_end {
+                    violations.push(format!(
+                        "{} existed in both clusters: A {:?}..{:?}, B {:?}..{:?} (etcd revisions)",
+                        x.name, x.created, x.deleted, y.created, y.deleted
+                    ));
+                }
+            }
+        }
+        assert!(
+            violations.is_empty(),
+            "split brain observed: {violations:?}"
+        );
     }
 }
