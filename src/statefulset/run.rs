@@ -851,13 +851,11 @@ impl Run<'_> {
             bar.reset_elapsed();
             let started = Instant::now();
             let result = (|| ex.perform(&step, stored.as_ref(), &observed))
-                .retry(
-                    ExponentialBuilder::default()
-                        .with_min_delay(Duration::from_millis(300))
-                        .with_max_delay(Duration::from_secs(5))
-                        .with_max_times(3),
-                )
+                // Every step is idempotent, so an outage mid-step is retried as long as an
+                // outage during observation is; a conflict instead means: decide again.
+                .retry(retry)
                 .when(|e| is_transient(e) && !matches!(e, Error::Conflict(_)))
+                .notify(|e, d| output::warn(format!("{e}; retrying in {:.1}s", d.as_secs_f64())))
                 .await;
             match result {
                 Ok(()) => self.emit(
@@ -891,18 +889,20 @@ impl Run<'_> {
                     );
                     bar.finish_and_clear();
                     return Err(match e {
-                        Error::Failed { message } => Error::Failed {
-                            message: format!(
-                                "{message}\nThe migration can be resumed with:\n  {}",
-                                self.resume_command()
-                            ),
-                        },
                         // Ctrl-C reached a running health check too: still a clean stop.
                         Error::Cancelled(reason) => Error::Stopped {
                             reason,
                             resume: self.resume_command(),
                         },
-                        other => other,
+                        stop @ (Error::Stopped { .. } | Error::Unsafe { .. }) => stop,
+                        // Anything else (an error, an outage that outlasted the retries) leaves
+                        // a state the next run resumes from; say how.
+                        other => Error::Failed {
+                            message: format!(
+                                "{other}\nThe migration can be resumed with:\n  {}",
+                                self.resume_command()
+                            ),
+                        },
                     });
                 }
             }
