@@ -69,11 +69,11 @@ _kubectl__migrate() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -126,11 +126,11 @@ _kubectl__migrate() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -149,12 +149,55 @@ _kubectl__migrate() {
             return 0
             ;;
         kubectl__subcmd__migrate__subcmd__schema__subcmd__diff)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
+            opts="-f -n -o -v -h -V --filename --group --builtin --lcd --object --server --fail-on --ignore --baseline --all --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --filename)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --builtin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --object)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --fail-on)
+                    COMPREPLY=($(compgen -W "breaking any none" -- "${cur}"))
+                    return 0
+                    ;;
+                --ignore)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --baseline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -183,11 +226,11 @@ _kubectl__migrate() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -283,11 +326,11 @@ _kubectl__migrate() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 --color)
@@ -340,11 +383,11 @@ _kubectl__migrate() {
                     return 0
                     ;;
                 --output)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 -o)
-                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
                     return 0
                     ;;
                 --color)

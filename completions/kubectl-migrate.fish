@@ -25,11 +25,12 @@ function __fish_kubectl_migrate_using_subcommand
 end
 
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
-yaml\t''"
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -52,11 +53,12 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand stateful
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l storage-class-map -d 'Use StorageClass NEW in the destination where the source uses OLD (repeatable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
-yaml\t''"
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -73,25 +75,39 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand stateful
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s f -l filename -d 'A source: a CRD manifest, a multi-document YAML or JSON file, a directory of them, an OpenAPI v3 document (as served at /openapi/v3/...), or - for stdin. Repeatable; every --context is a source too' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l group -d 'Only CRDs of this API group (repeatable)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l builtin -d 'Compare a built-in type through each source\'s OpenAPI v3, e.g. apps/v1/statefulsets or core/v1/pods (repeatable)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l object -d 'Check which sources accept the objects in FILE (repeatable), locally against each schema' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l fail-on -d 'The lowest class that makes the exit code 1' -r -f -a "breaking\t'Exit 1 when a breaking difference is found'
+any\t'Exit 1 on any difference, informational ones included'
+none\t'Always exit 0 unless there is an error'"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l ignore -d 'Leave out findings of this rule, e.g. enum-widened or description-changed (repeatable; see the README for the list)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l baseline -d 'The source the others are judged against (a context name or path; default: the first --context, else the first -f)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
-yaml\t''"
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l lcd -d 'Print, per CRD, a CRD manifest whose schema every source accepts (YAML; a JSON list with -o json). Dropped fields and the reasons where there is no LCD go to stderr'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l server -d 'With --object: also ask each cluster, by a server-side dry-run create with fieldValidation=Strict'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l all -d 'Show informational findings (description changes, ...) in the table too'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s V -l version -d 'Print version'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
-yaml\t''"
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
 always\t''
 never\t''"
@@ -100,16 +116,17 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s V -l version -d 'Print version'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l context -d 'The kubeconfig context to use (default: the current context)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
-yaml\t''"
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
 always\t''
 never\t''"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l client -d 'Print the client version only; do not contact a cluster'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s h -l help -d 'Print help'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s V -l version -d 'Print version'

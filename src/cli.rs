@@ -46,10 +46,9 @@ pub enum Command {
         name = "schema-diff",
         long_about = "Compare API schemas (CRDs first, built-in types too) across several clusters \
             or files, classify every difference as compatible or breaking, and compute the lowest \
-            common denominator schema that every cluster accepts. Exits like `kubectl diff`.\n\n\
-            Not available yet in this version."
+            common denominator schema that every cluster accepts. Exits like `kubectl diff`."
     )]
-    SchemaDiff(PendingArgs),
+    SchemaDiff(crate::schema::Args),
 
     /// Simulate and explain Job podFailurePolicy, backoff and per-index behaviour
     #[command(
@@ -99,9 +98,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "PATH", value_hint = clap::ValueHint::FilePath)]
     pub kubeconfig: Option<PathBuf>,
 
-    /// The kubeconfig context to use (default: the current context)
-    #[arg(long, global = true, value_name = "NAME", add = ArgValueCandidates::new(cluster::context_candidates))]
-    pub context: Option<String>,
+    /// The kubeconfig context to use (default: the current context). schema-diff takes it
+    /// several times, once per cluster to compare
+    #[arg(long = "context", global = true, value_name = "NAME", action = clap::ArgAction::Append, add = ArgValueCandidates::new(cluster::context_candidates))]
+    pub contexts: Vec<String>,
 
     /// The namespace (default: the context's namespace, else "default")
     #[arg(short = 'n', long, global = true, value_name = "NS")]
@@ -125,11 +125,27 @@ pub struct GlobalArgs {
     pub request_timeout: Duration,
 }
 
+impl GlobalArgs {
+    /// The one --context of a command that talks to one cluster (or the current context).
+    pub fn context(&self) -> crate::error::Result<Option<&str>> {
+        match self.contexts.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(one.as_str())),
+            many => Err(crate::error::Error::Usage(format!(
+                "--context was given {} times; this command uses one cluster (schema-diff is the one that compares several)",
+                many.len()
+            ))),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OutputFormat {
     Table,
     Json,
     Yaml,
+    /// A Markdown table, for pull-request comments
+    Markdown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -217,7 +233,7 @@ mod tests {
             "-vv",
         ])
         .unwrap();
-        assert_eq!(cli.global.context.as_deref(), Some("km-a"));
+        assert_eq!(cli.global.context().unwrap(), Some("km-a"));
         assert_eq!(cli.global.namespace.as_deref(), Some("apps"));
         assert_eq!(cli.global.output, OutputFormat::Json);
         assert_eq!(cli.global.request_timeout, Duration::from_secs(5));

@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn completes_flag_values_from_the_clap_definition() {
         let c = complete(&["version", "--output", ""]);
-        assert_eq!(c, ["table", "json", "yaml"]);
+        assert_eq!(c, ["table", "json", "yaml", "markdown"]);
     }
 
     #[test]

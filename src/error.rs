@@ -88,15 +88,38 @@ pub enum Error {
     /// Anything else that went wrong while running.
     #[error("{message}")]
     Failed { message: String },
+
+    /// Bad input (a file that does not parse, is not what was expected, ...): names the input.
+    #[error("{0}")]
+    Input(String),
+
+    /// Another error, with the exit code a command's contract demands (schema-diff: >= 2).
+    #[error("{inner}")]
+    WithExitCode { code: u8, inner: Box<Error> },
 }
 
 impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) => exit::USAGE,
+            Error::Usage(_) | Error::Input(_) => exit::USAGE,
+            Error::WithExitCode { code, .. } => *code,
             Error::Stopped { .. } | Error::Cancelled(_) => exit::STOPPED,
             Error::PreflightFailed { .. } => exit::PREFLIGHT,
             _ => exit::ERROR,
+        }
+    }
+}
+
+impl Error {
+    /// Raises the exit code to at least `code` (kubectl diff's contract: errors exit >= 2).
+    pub fn exit_at_least(self, code: u8) -> Error {
+        if self.exit_code() >= code {
+            self
+        } else {
+            Error::WithExitCode {
+                code,
+                inner: Box::new(self),
+            }
         }
     }
 }
@@ -170,6 +193,12 @@ mod tests {
             issue: 3,
         };
         assert_eq!(pending.exit_code(), 1);
+        let raised = Error::Failed {
+            message: "x".into(),
+        }
+        .exit_at_least(2);
+        assert_eq!((raised.exit_code(), raised.to_string().as_str()), (2, "x"));
+        assert_eq!(Error::Input("f".into()).exit_at_least(2).exit_code(), 2);
     }
 
     #[test]

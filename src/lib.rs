@@ -8,6 +8,7 @@ pub mod commands;
 pub mod completion;
 pub mod error;
 pub mod output;
+pub mod schema;
 pub mod statefulset;
 
 pub use error::{Error, Result};

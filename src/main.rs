@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         }
     };
     match runtime.block_on(commands::run(cli)) {
-        Ok(()) => ExitCode::from(exit::OK),
+        Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("{} {err}", "error:".red().bold());
             ExitCode::from(err.exit_code())

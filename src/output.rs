@@ -17,6 +17,64 @@ static VERBOSITY: AtomicU8 = AtomicU8::new(0);
 /// Data that can be shown as a table as well as serialized.
 pub trait Tabular {
     fn table(&self) -> Table;
+
+    /// The human-readable text; one table unless a type needs more (groups, headings).
+    fn text(&self) -> String {
+        trim_lines(&self.table().to_string())
+    }
+
+    /// A Markdown rendering, for pull-request comments.
+    fn markdown(&self) -> String {
+        markdown_table(&self.table())
+    }
+}
+
+/// comfy-table pads the last column; kubectl does not.
+pub fn trim_lines(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// A comfy table as a GitHub-flavoured Markdown table (colour codes removed).
+pub fn markdown_table(table: &Table) -> String {
+    let cell_text = |c: &comfy_table::Cell| {
+        strip_ansi(&c.content())
+            .replace('|', "\\|")
+            .replace('\n', "<br>")
+    };
+    let mut out = String::new();
+    if let Some(header) = table.header() {
+        let cells: Vec<String> = header.cell_iter().map(cell_text).collect();
+        out += &format!("| {} |\n", cells.join(" | "));
+        out += &format!("|{}\n", "---|".repeat(cells.len()));
+    }
+    for row in table.row_iter() {
+        let cells: Vec<String> = row.cell_iter().map(cell_text).collect();
+        out += &format!("| {} |\n", cells.join(" | "));
+    }
+    out
+}
+
+/// Removes ANSI colour sequences (ESC [ ... m).
+pub fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Decides colour once at start-up. `auto` colours only a terminal and honours NO_COLOR
@@ -67,14 +125,8 @@ pub fn render<T: Serialize + Tabular>(
     out: &mut dyn Write,
 ) -> Result<()> {
     match format {
-        OutputFormat::Table => {
-            let table = value.table();
-            let text = table.to_string();
-            // comfy-table pads the last column; kubectl does not.
-            for line in text.lines() {
-                writeln!(out, "{}", line.trim_end())?;
-            }
-        }
+        OutputFormat::Table => write!(out, "{}", value.text())?,
+        OutputFormat::Markdown => write!(out, "{}", value.markdown())?,
         OutputFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, value)
                 .map_err(|e| Error::Output(e.to_string()))?;
@@ -221,6 +273,10 @@ mod tests {
         let yaml: serde_json::Value =
             serde_saphyr::from_str(&rendered(OutputFormat::Yaml)).unwrap();
         assert_eq!(yaml, json);
+        assert_eq!(
+            rendered(OutputFormat::Markdown),
+            "| NAME | COUNT |\n|---|---|\n| web | 3 |\n"
+        );
     }
 
     #[test]

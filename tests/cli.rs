@@ -49,7 +49,7 @@ fn version_flag_prints_the_package_version() {
 
 #[test]
 fn subcommands_that_have_not_landed_say_so_and_exit_1() {
-    for (sub, issue) in [("schema-diff", 4), ("failure-policy", 5)] {
+    for (sub, issue) in [("failure-policy", 5)] {
         plugin()
             .args([sub, "web", "--to-context", "km-b"])
             .assert()

@@ -46,7 +46,7 @@ pub async fn run(global: &GlobalArgs, args: &VersionArgs) -> Result<()> {
     let server = if args.client {
         None
     } else {
-        let target = cluster::resolve(global.kubeconfig.as_deref(), global.context.as_deref())?;
+        let target = cluster::resolve(global.kubeconfig.as_deref(), global.context()?)?;
         output::log(
             1,
             format!(

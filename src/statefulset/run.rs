@@ -91,7 +91,7 @@ async fn connect(global: &GlobalArgs, args: &Args) -> Result<(Cluster, Cluster)>
         .to_kubeconfig
         .as_deref()
         .or(global.kubeconfig.as_deref());
-    let source = cluster::resolve(global.kubeconfig.as_deref(), global.context.as_deref());
+    let source = cluster::resolve(global.kubeconfig.as_deref(), global.context()?);
     let destination = cluster::resolve(to_kubeconfig, Some(&args.to_context));
     let mut problems = Vec::new();
     let (source, destination) = match (source, destination) {

@@ -1,0 +1,1187 @@
+//! PURE: N-way findings in one walk over all sources at once (not pairwise).
+//!
+//! Classes are judged from the baseline (the first source, or `--baseline`): a client that works
+//! against the baseline writes the same object to every source. `breaking` means that object can
+//! be rejected or lose data on another source; `compatible` means another source accepts at
+//! least as much; `informational` means validation is unaffected. Where the baseline does not
+//! have an API, version or field at all, the first source that does stands in for it below that
+//! point, and the others are reported as additions relative to the baseline.
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::model::{AdditionalProperties, ApiDef, Schema, short, version_priority};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Class {
+    Informational,
+    Compatible,
+    Breaking,
+}
+
+impl Class {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Class::Informational => "informational",
+            Class::Compatible => "compatible",
+            Class::Breaking => "breaking",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    Added,
+    Removed,
+    Changed,
+    /// Accepts less than the baseline.
+    Narrowed,
+    /// Accepts more than the baseline.
+    Widened,
+}
+
+impl Change {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::Changed => "changed",
+            Change::Narrowed => "narrowed",
+            Change::Widened => "widened",
+        }
+    }
+}
+
+/// One difference at one path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// `None` for differences of the API itself (scope, names, versions).
+    pub version: Option<String>,
+    /// JSON path from the object root (`.spec.ports[*].port`, `.metadata.labels.*`); empty for
+    /// API-level findings.
+    pub path: String,
+    /// What differs: `field`, `type`, `enum`, `maxLength`, `x-kubernetes-validations`, ...
+    pub attribute: String,
+    pub change: Change,
+    pub class: Class,
+    pub message: String,
+    /// One entry per source, in source order; `None` where the source does not have the node.
+    pub values: Vec<Option<String>>,
+}
+
+impl Finding {
+    /// The id used by `--ignore`: `enum-widened`, `field-removed`, ...
+    pub fn rule(&self) -> String {
+        format!("{}-{}", self.attribute, self.change.as_str())
+    }
+}
+
+/// Every rule id the diff can produce, for `--ignore` validation and the documentation.
+pub const RULES: &[(&str, &str)] = &[
+    ("api-removed", "breaking: the API is not served by a source"),
+    (
+        "api-added",
+        "compatible: the API is served by a source the baseline lacks it in",
+    ),
+    ("scope-changed", "breaking"),
+    (
+        "names-changed",
+        "breaking: kind, plural, singular or listKind differ",
+    ),
+    ("shortNames-changed", "informational"),
+    ("categories-changed", "informational"),
+    (
+        "version-removed",
+        "breaking: a version is missing or not served",
+    ),
+    ("version-added", "compatible"),
+    ("storageVersion-changed", "informational"),
+    ("deprecated-changed", "informational"),
+    (
+        "subresources-changed",
+        "breaking: status or scale subresource differs",
+    ),
+    ("printerColumns-changed", "informational"),
+    ("selectableFields-removed", "breaking"),
+    ("selectableFields-added", "compatible"),
+    ("conversion-changed", "informational"),
+    (
+        "field-removed",
+        "breaking (compatible where unknown fields are preserved)",
+    ),
+    ("field-added", "compatible"),
+    ("type-changed", "breaking"),
+    (
+        "type-widened",
+        "compatible: integer to number, or to int-or-string",
+    ),
+    ("required-added", "breaking"),
+    ("required-removed", "compatible"),
+    (
+        "enum-narrowed",
+        "breaking: values removed, or an enum added",
+    ),
+    (
+        "enum-widened",
+        "compatible: values added (old clients may read unknown values)",
+    ),
+    ("enum-changed", "breaking: values added and removed"),
+    ("default-added", "compatible"),
+    ("default-removed", "breaking"),
+    ("default-changed", "breaking"),
+    ("nullable-narrowed", "breaking"),
+    ("nullable-widened", "compatible"),
+    ("pattern-narrowed", "breaking: a pattern added"),
+    ("pattern-widened", "compatible: a pattern removed"),
+    ("pattern-changed", "breaking"),
+    ("format-narrowed", "breaking"),
+    ("format-widened", "compatible"),
+    ("format-changed", "breaking"),
+    ("maxLength-narrowed", "breaking"),
+    ("maxLength-widened", "compatible"),
+    ("minLength-narrowed", "breaking"),
+    ("minLength-widened", "compatible"),
+    ("maxItems-narrowed", "breaking"),
+    ("maxItems-widened", "compatible"),
+    ("minItems-narrowed", "breaking"),
+    ("minItems-widened", "compatible"),
+    ("maxProperties-narrowed", "breaking"),
+    ("maxProperties-widened", "compatible"),
+    ("minProperties-narrowed", "breaking"),
+    ("minProperties-widened", "compatible"),
+    ("maximum-narrowed", "breaking"),
+    ("maximum-widened", "compatible"),
+    ("minimum-narrowed", "breaking"),
+    ("minimum-widened", "compatible"),
+    ("multipleOf-narrowed", "breaking"),
+    ("multipleOf-widened", "compatible"),
+    ("multipleOf-changed", "breaking"),
+    ("uniqueItems-narrowed", "breaking"),
+    ("uniqueItems-widened", "compatible"),
+    (
+        "x-kubernetes-validations-added",
+        "breaking: a CEL rule added",
+    ),
+    (
+        "x-kubernetes-validations-removed",
+        "compatible: a CEL rule removed",
+    ),
+    (
+        "x-kubernetes-validations-changed",
+        "informational: same rule, other message or reason",
+    ),
+    (
+        "x-kubernetes-preserve-unknown-fields-narrowed",
+        "breaking: unknown fields are pruned",
+    ),
+    ("x-kubernetes-preserve-unknown-fields-widened", "compatible"),
+    ("x-kubernetes-embedded-resource-changed", "breaking"),
+    ("x-kubernetes-list-type-changed", "breaking"),
+    ("x-kubernetes-list-map-keys-changed", "breaking"),
+    ("x-kubernetes-map-type-changed", "breaking"),
+    (
+        "additionalProperties-changed",
+        "breaking: a map in one source, not in another",
+    ),
+    (
+        "valueValidation-added",
+        "breaking: allOf/anyOf/oneOf/not added",
+    ),
+    ("valueValidation-removed", "compatible"),
+    ("valueValidation-changed", "breaking"),
+    ("description-changed", "informational"),
+    ("title-changed", "informational"),
+    (
+        "extension-changed",
+        "informational: other x-kubernetes-* extensions",
+    ),
+];
+
+/// Finds every difference of one API across the sources (`None` where a source lacks it).
+pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(base) = pick_baseline(apis, baseline) else {
+        return out;
+    };
+    let base_api = apis[base].expect("picked");
+    let n = apis.len();
+    // Presence of the API.
+    let show_presence = |a: &Option<&ApiDef>| a.map(|a| a.kind.clone());
+    let values: Vec<Option<String>> = apis.iter().map(show_presence).collect();
+    let missing: Vec<usize> = (0..n).filter(|i| apis[*i].is_none()).collect();
+    if !missing.is_empty() {
+        let (change, class, msg) = if apis[baseline].is_some() {
+            (
+                Change::Removed,
+                Class::Breaking,
+                "not served by every source",
+            )
+        } else {
+            (
+                Change::Added,
+                Class::Compatible,
+                "not served by the baseline",
+            )
+        };
+        out.push(api_finding("api", change, class, msg.to_string(), values));
+    }
+    let present: Vec<&ApiDef> = apis.iter().flatten().copied().collect();
+    let all = |f: &dyn Fn(&ApiDef) -> String| -> Vec<Option<String>> {
+        apis.iter().map(|a| a.map(f)).collect()
+    };
+    let differs = |f: &dyn Fn(&ApiDef) -> String| present.iter().any(|a| f(a) != f(base_api));
+    let api_rules: [ApiRule; 6] = [
+        ("scope", Class::Breaking, &|a| a.scope.clone()),
+        ("names", Class::Breaking, &|a| {
+            format!(
+                "{}/{}/{}/{}",
+                a.kind,
+                a.plural,
+                a.singular.as_deref().unwrap_or("-"),
+                a.list_kind.as_deref().unwrap_or("-")
+            )
+        }),
+        ("shortNames", Class::Informational, &|a| {
+            join(&a.short_names)
+        }),
+        ("categories", Class::Informational, &|a| join(&a.categories)),
+        ("storageVersion", Class::Informational, &|a| {
+            a.storage_version().unwrap_or("-").to_string()
+        }),
+        ("conversion", Class::Informational, &|a| {
+            a.conversion.clone().unwrap_or_else(|| "None".into())
+        }),
+    ];
+    for (attribute, class, f) in api_rules {
+        if differs(f) {
+            out.push(api_finding(
+                attribute,
+                Change::Changed,
+                class,
+                format!("{attribute} differs"),
+                all(f),
+            ));
+        }
+    }
+    // Versions: every version any source serves.
+    let mut version_names: Vec<&String> = present.iter().flat_map(|a| a.versions.keys()).collect();
+    version_names.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)).then(a.cmp(b)));
+    version_names.dedup();
+    for version in version_names {
+        let served: Vec<Option<&super::model::VersionDef>> = apis
+            .iter()
+            .map(|a| a.and_then(|a| a.versions.get(version)).filter(|v| v.served))
+            .collect();
+        let show = |i: usize| {
+            apis[i].and_then(|a| a.versions.get(version)).map(|v| {
+                let mut flags = vec![if v.served { "served" } else { "not served" }];
+                if v.storage {
+                    flags.push("storage");
+                }
+                flags.join(", ")
+            })
+        };
+        let values: Vec<Option<String>> = (0..n).map(show).collect();
+        let vbase = if served[base].is_some() {
+            Some(base)
+        } else {
+            served.iter().position(Option::is_some)
+        };
+        let Some(vbase) = vbase else { continue };
+        let lacking: Vec<usize> = (0..n)
+            .filter(|i| apis[*i].is_some() && served[*i].is_none())
+            .collect();
+        if !lacking.is_empty() {
+            let (change, class) = if served[base].is_some() {
+                (Change::Removed, Class::Breaking)
+            } else {
+                (Change::Added, Class::Compatible)
+            };
+            out.push(Finding {
+                version: Some(version.clone()),
+                path: String::new(),
+                attribute: "version".into(),
+                change,
+                class,
+                message: format!("{version} is not served by every source"),
+                values: values.clone(),
+            });
+        }
+        let vdef = served[vbase].expect("served");
+        let flag_rules: [VersionRule; 3] = [
+            ("deprecated", Class::Informational, &|v| {
+                v.deprecated.to_string()
+            }),
+            ("subresources", Class::Breaking, &|v| {
+                v.subresources.to_string()
+            }),
+            ("printerColumns", Class::Informational, &|v| {
+                Value::from(v.printer_columns.clone()).to_string()
+            }),
+        ];
+        for (attribute, class, f) in flag_rules {
+            if served.iter().flatten().any(|v| f(v) != f(vdef)) {
+                out.push(Finding {
+                    version: Some(version.clone()),
+                    path: String::new(),
+                    attribute: attribute.into(),
+                    change: Change::Changed,
+                    class,
+                    message: format!("{attribute} differ"),
+                    values: served
+                        .iter()
+                        .map(|v| v.map(|v| short_text(&f(v))))
+                        .collect(),
+                });
+            }
+        }
+        let fields = |v: &super::model::VersionDef| -> BTreeSet<String> {
+            v.selectable_fields
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        for (i, v) in served.iter().enumerate() {
+            let Some(v) = v else { continue };
+            if i == vbase {
+                continue;
+            }
+            let (b, o) = (fields(vdef), fields(v));
+            for (change, class, set) in [
+                (Change::Removed, Class::Breaking, b.difference(&o).count()),
+                (Change::Added, Class::Compatible, o.difference(&b).count()),
+            ] {
+                if set > 0
+                    && !out.iter().any(|f| {
+                        f.attribute == "selectableFields"
+                            && f.change == change
+                            && f.version.as_deref() == Some(version)
+                    })
+                {
+                    out.push(Finding {
+                        version: Some(version.clone()),
+                        path: String::new(),
+                        attribute: "selectableFields".into(),
+                        change,
+                        class,
+                        message: "selectable fields differ".into(),
+                        values: served.iter().map(|v| v.map(|v| join(&fields(v)))).collect(),
+                    });
+                }
+            }
+        }
+        let nodes: Vec<Option<&Schema>> = served.iter().map(|v| v.map(|v| &v.schema)).collect();
+        let mut walker = Walker {
+            version: version.clone(),
+            out: &mut out,
+        };
+        walker.node(&nodes, vbase, "");
+    }
+    out
+}
+
+fn pick_baseline(apis: &[Option<&ApiDef>], baseline: usize) -> Option<usize> {
+    if apis.get(baseline).is_some_and(Option::is_some) {
+        Some(baseline)
+    } else {
+        apis.iter().position(Option::is_some)
+    }
+}
+
+fn api_finding(
+    attribute: &str,
+    change: Change,
+    class: Class,
+    message: String,
+    values: Vec<Option<String>>,
+) -> Finding {
+    Finding {
+        version: None,
+        path: String::new(),
+        attribute: attribute.into(),
+        change,
+        class,
+        message,
+        values,
+    }
+}
+
+fn join<'a>(set: impl IntoIterator<Item = &'a String>) -> String {
+    let v: Vec<&str> = set.into_iter().map(String::as_str).collect();
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn short_text(s: &str) -> String {
+    if s.chars().count() > 40 {
+        format!("{}...", s.chars().take(37).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// Where a rule looks: the node of each source, the baseline's index, the path.
+struct At<'n, 's> {
+    nodes: &'n [Option<&'s Schema>],
+    base: usize,
+    path: &'n str,
+}
+
+struct Walker<'o> {
+    version: String,
+    out: &'o mut Vec<Finding>,
+}
+
+/// What one rule says about one source relative to the baseline.
+type Verdict = Option<(Change, Class, String)>;
+
+type ApiRule<'a> = (&'a str, Class, &'a dyn Fn(&ApiDef) -> String);
+type VersionRule<'a> = (
+    &'a str,
+    Class,
+    &'a dyn Fn(&super::model::VersionDef) -> String,
+);
+
+impl Walker<'_> {
+    fn push(
+        &mut self,
+        path: &str,
+        attribute: &str,
+        verdict: (Change, Class, String),
+        values: Vec<Option<String>>,
+    ) {
+        let (change, class, message) = verdict;
+        // One finding per (path, attribute, change); several sources can share it.
+        if let Some(existing) = self.out.iter_mut().rev().take(8).find(|f| {
+            f.path == path
+                && f.attribute == attribute
+                && f.change == change
+                && f.version.as_deref() == Some(&self.version)
+        }) {
+            existing.class = existing.class.max(class);
+            return;
+        }
+        self.out.push(Finding {
+            version: Some(self.version.clone()),
+            path: if path.is_empty() {
+                ".".into()
+            } else {
+                path.into()
+            },
+            attribute: attribute.into(),
+            change,
+            class,
+            message,
+            values,
+        });
+    }
+
+    /// Applies one attribute rule to every source against the baseline.
+    fn rule<T>(
+        &mut self,
+        at: &At,
+        attribute: &str,
+        get: impl Fn(&Schema) -> T,
+        show: impl Fn(&T) -> String,
+        judge: impl Fn(&T, &T) -> Verdict,
+    ) {
+        let (nodes, base, path) = (at.nodes, at.base, at.path);
+        let base_value = get(nodes[base].expect("baseline node"));
+        let mut values: Option<Vec<Option<String>>> = None;
+        for (i, node) in nodes.iter().enumerate() {
+            let Some(node) = node else { continue };
+            if i == base {
+                continue;
+            }
+            let value = get(node);
+            if let Some(verdict) = judge(&base_value, &value) {
+                let values = values
+                    .get_or_insert_with(|| nodes.iter().map(|n| n.map(|n| show(&get(n)))).collect())
+                    .clone();
+                self.push(path, attribute, verdict, values);
+            }
+        }
+    }
+
+    fn node(&mut self, nodes: &[Option<&Schema>], base: usize, path: &str) {
+        let at = At { nodes, base, path };
+        self.rule(&at, "type", |s| s.type_name(), String::clone, judge_type);
+        self.rule(
+            &at,
+            "enum",
+            |s| s.enum_values.clone(),
+            show_enum,
+            judge_enum,
+        );
+        self.rule(
+            &at,
+            "default",
+            |s| s.default.clone(),
+            show_opt_value,
+            judge_default,
+        );
+        self.rule(
+            &at,
+            "nullable",
+            |s| s.nullable,
+            bool::to_string,
+            |b, o| judge_flag(*b, *o, "null values"),
+        );
+        self.rule(
+            &at,
+            "pattern",
+            |s| s.pattern.clone(),
+            show_opt,
+            |b, o| judge_constraint(b, o, "pattern"),
+        );
+        self.rule(
+            &at,
+            "format",
+            |s| s.format.clone(),
+            show_opt,
+            |b, o| judge_constraint(b, o, "format"),
+        );
+        type Count = fn(&Schema) -> Option<u64>;
+        let upper: [(&str, Count); 3] = [
+            ("maxLength", |s| s.max_length),
+            ("maxItems", |s| s.max_items),
+            ("maxProperties", |s| s.max_properties),
+        ];
+        for (attribute, get) in upper {
+            self.rule(&at, attribute, get, show_opt_num, |b, o| {
+                judge_bound(b.map(|v| v as f64), o.map(|v| v as f64), false, false, true)
+            });
+        }
+        let lower: [(&str, Count); 3] = [
+            ("minLength", |s| s.min_length),
+            ("minItems", |s| s.min_items),
+            ("minProperties", |s| s.min_properties),
+        ];
+        for (attribute, get) in lower {
+            self.rule(&at, attribute, get, show_opt_num, |b, o| {
+                judge_bound(
+                    b.map(|v| v as f64),
+                    o.map(|v| v as f64),
+                    false,
+                    false,
+                    false,
+                )
+            });
+        }
+        self.rule(
+            &at,
+            "maximum",
+            |s| (s.maximum, s.exclusive_maximum),
+            show_bound,
+            |b, o| judge_bound(b.0, o.0, b.1, o.1, true),
+        );
+        self.rule(
+            &at,
+            "minimum",
+            |s| (s.minimum, s.exclusive_minimum),
+            show_bound,
+            |b, o| judge_bound(b.0, o.0, b.1, o.1, false),
+        );
+        self.rule(
+            &at,
+            "multipleOf",
+            |s| s.multiple_of,
+            show_opt_f,
+            judge_multiple_of,
+        );
+        self.rule(
+            &at,
+            "uniqueItems",
+            |s| s.unique_items,
+            bool::to_string,
+            |b, o| judge_flag(!*b, !*o, "duplicate items"),
+        );
+        // Rules are matched by expression: one finding for added ones, one for removed ones.
+        for judge in [judge_rules_added, judge_rules_removed, judge_rules_reworded] {
+            self.rule(
+                &at,
+                "x-kubernetes-validations",
+                |s| s.validations.clone(),
+                show_rules,
+                judge,
+            );
+        }
+        self.rule(
+            &at,
+            "x-kubernetes-preserve-unknown-fields",
+            |s| s.preserve_unknown_fields,
+            bool::to_string,
+            |b, o| judge_flag(*b, *o, "unknown fields"),
+        );
+        self.rule(
+            &at,
+            "x-kubernetes-embedded-resource",
+            |s| s.embedded_resource,
+            bool::to_string,
+            judge_any_change,
+        );
+        // Absent means atomic for arrays and granular for objects: no difference.
+        self.rule(
+            &at,
+            "x-kubernetes-list-type",
+            list_type,
+            show_opt,
+            judge_any_change,
+        );
+        self.rule(
+            &at,
+            "x-kubernetes-list-map-keys",
+            |s| s.list_map_keys.clone(),
+            |k| k.join(", "),
+            judge_any_change,
+        );
+        self.rule(
+            &at,
+            "x-kubernetes-map-type",
+            map_type,
+            show_opt,
+            judge_any_change,
+        );
+        self.rule(&at, "valueValidation", junctions, show_opt, judge_junctions);
+        self.rule(
+            &at,
+            "description",
+            |s| s.description.clone(),
+            show_opt,
+            judge_informational,
+        );
+        self.rule(
+            &at,
+            "title",
+            |s| s.title.clone(),
+            show_opt,
+            judge_informational,
+        );
+        self.rule(
+            &at,
+            "extension",
+            |s| s.extensions.clone(),
+            |e| short_text(&format!("{e:?}")),
+            judge_informational,
+        );
+        self.rule(
+            &at,
+            "additionalProperties",
+            map_shape,
+            String::clone,
+            |b, o| {
+                if b == o {
+                    None
+                } else if o == "any keys" {
+                    Some((Change::Changed, Class::Compatible, format!("{b} -> {o}")))
+                } else {
+                    Some((Change::Changed, Class::Breaking, format!("{b} -> {o}")))
+                }
+            },
+        );
+        self.required(nodes, base, path);
+        self.properties(nodes, base, path);
+        // Array items and map values.
+        let items: Vec<Option<&Schema>> = nodes
+            .iter()
+            .map(|n| n.and_then(|n| n.items.as_deref()))
+            .collect();
+        if let Some(b) = sub_baseline(&items, base) {
+            self.node(&items, b, &format!("{path}[*]"));
+        }
+        let values: Vec<Option<&Schema>> = nodes
+            .iter()
+            .map(|n| n.and_then(Schema::map_values))
+            .collect();
+        if let Some(b) = sub_baseline(&values, base) {
+            self.node(&values, b, &format!("{path}.*"));
+        }
+    }
+
+    fn required(&mut self, nodes: &[Option<&Schema>], base: usize, path: &str) {
+        let base_node = nodes[base].expect("baseline");
+        let mut names: BTreeSet<&String> = BTreeSet::new();
+        for n in nodes.iter().flatten() {
+            names.extend(n.required.iter());
+        }
+        for name in names {
+            let child = format!("{path}.{name}");
+            let values: Vec<Option<String>> = nodes
+                .iter()
+                .map(|n| {
+                    n.map(|n| {
+                        if n.is_required(name) {
+                            "required"
+                        } else {
+                            "optional"
+                        }
+                        .to_string()
+                    })
+                })
+                .collect();
+            for (i, n) in nodes.iter().enumerate() {
+                let Some(n) = n else { continue };
+                if i == base {
+                    continue;
+                }
+                match (base_node.is_required(name), n.is_required(name)) {
+                    (false, true) => self.push(
+                        &child,
+                        "required",
+                        (
+                            Change::Added,
+                            Class::Breaking,
+                            format!("{name} became required"),
+                        ),
+                        values.clone(),
+                    ),
+                    (true, false) => self.push(
+                        &child,
+                        "required",
+                        (
+                            Change::Removed,
+                            Class::Compatible,
+                            format!("{name} is no longer required"),
+                        ),
+                        values.clone(),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn properties(&mut self, nodes: &[Option<&Schema>], base: usize, path: &str) {
+        let mut names: BTreeSet<&String> = BTreeSet::new();
+        for n in nodes.iter().flatten() {
+            names.extend(n.properties.keys());
+        }
+        for name in names {
+            let child_path = format!("{path}.{name}");
+            let children: Vec<Option<&Schema>> = nodes
+                .iter()
+                .map(|n| n.and_then(|n| n.properties.get(name.as_str())))
+                .collect();
+            let values: Vec<Option<String>> =
+                children.iter().map(|c| c.map(Schema::type_name)).collect();
+            let base_child = children[base];
+            for (i, node) in nodes.iter().enumerate() {
+                let Some(node) = node else { continue };
+                if i == base {
+                    continue;
+                }
+                match (base_child, children[i]) {
+                    (Some(_), None) => {
+                        let (class, why) = if node.keeps_unknown_fields() {
+                            (
+                                Class::Compatible,
+                                "not in the schema, but unknown fields are kept there",
+                            )
+                        } else {
+                            (
+                                Class::Breaking,
+                                "rejected with fieldValidation=Strict, pruned otherwise",
+                            )
+                        };
+                        self.push(
+                            &child_path,
+                            "field",
+                            (Change::Removed, class, format!("field missing: {why}")),
+                            values.clone(),
+                        );
+                    }
+                    (None, Some(_)) => self.push(
+                        &child_path,
+                        "field",
+                        (Change::Added, Class::Compatible, "field added".into()),
+                        values.clone(),
+                    ),
+                    _ => {}
+                }
+            }
+            if let Some(b) = sub_baseline(&children, base) {
+                self.node(&children, b, &child_path);
+            }
+        }
+    }
+}
+
+/// The baseline's own child if it has one, else the first source's that does.
+fn sub_baseline(children: &[Option<&Schema>], base: usize) -> Option<usize> {
+    if children.iter().flatten().count() < 2 {
+        return None;
+    }
+    if children[base].is_some() {
+        Some(base)
+    } else {
+        children.iter().position(Option::is_some)
+    }
+}
+
+fn list_type(s: &Schema) -> Option<String> {
+    match (&s.list_type, s.type_.as_deref()) {
+        (None, Some("array")) => Some("atomic".into()),
+        (t, _) => t.clone(),
+    }
+}
+
+fn map_type(s: &Schema) -> Option<String> {
+    match (&s.map_type, s.type_.as_deref()) {
+        (None, Some("object")) => Some("granular".into()),
+        (t, _) => t.clone(),
+    }
+}
+
+fn map_shape(s: &Schema) -> String {
+    match &s.additional_properties {
+        Some(AdditionalProperties::Schema(_)) => "map".into(),
+        Some(AdditionalProperties::Allowed(true)) => "any keys".into(),
+        _ if s.type_.as_deref() == Some("object") || !s.properties.is_empty() => {
+            "fixed fields".into()
+        }
+        _ => "-".into(),
+    }
+}
+
+fn junctions(s: &Schema) -> Option<String> {
+    if s.all_of.is_empty() && s.any_of.is_empty() && s.one_of.is_empty() && s.not.is_none() {
+        return None;
+    }
+    let j = Schema {
+        all_of: s.all_of.clone(),
+        any_of: s.any_of.clone(),
+        one_of: s.one_of.clone(),
+        not: s.not.clone(),
+        ..Schema::default()
+    };
+    Some(super::model::to_json(&j).to_string())
+}
+
+fn show_opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+fn show_opt_num(v: &Option<u64>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_else(|| "-".into())
+}
+
+fn show_opt_f(v: &Option<f64>) -> String {
+    v.map(|n| super::model::number_value(n).to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+fn show_bound(v: &(Option<f64>, bool)) -> String {
+    match v {
+        (Some(n), true) => format!("{} (exclusive)", super::model::number_value(*n)),
+        (Some(n), false) => super::model::number_value(*n).to_string(),
+        (None, _) => "-".into(),
+    }
+}
+
+fn show_opt_value(v: &Option<Value>) -> String {
+    v.as_ref().map(short).unwrap_or_else(|| "-".into())
+}
+
+fn show_enum(v: &Option<Vec<Value>>) -> String {
+    match v {
+        None => "-".into(),
+        Some(values) => {
+            let items: Vec<String> = values
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| v.to_string())
+                })
+                .collect();
+            short_text(&items.join(", "))
+        }
+    }
+}
+
+fn show_rules(v: &Rules) -> String {
+    if v.is_empty() {
+        "-".into()
+    } else {
+        v.iter().map(|r| r.key()).collect::<Vec<_>>().join("; ")
+    }
+}
+
+fn judge_type(b: &String, o: &String) -> Verdict {
+    if b == o || o == "any" {
+        return None;
+    }
+    let widened = matches!(
+        (b.as_str(), o.as_str()),
+        ("integer", "number") | ("integer", "int-or-string") | ("string", "int-or-string")
+    );
+    if widened {
+        Some((
+            Change::Widened,
+            Class::Compatible,
+            format!("type {b} -> {o}"),
+        ))
+    } else {
+        Some((Change::Changed, Class::Breaking, format!("type {b} -> {o}")))
+    }
+}
+
+fn judge_enum(b: &Option<Vec<Value>>, o: &Option<Vec<Value>>) -> Verdict {
+    let as_set = |v: &Vec<Value>| v.iter().map(ToString::to_string).collect::<BTreeSet<_>>();
+    match (b, o) {
+        (None, None) => None,
+        (None, Some(_)) => Some((Change::Narrowed, Class::Breaking, "enum added".into())),
+        (Some(_), None) => Some((Change::Widened, Class::Compatible, "enum removed".into())),
+        (Some(b), Some(o)) => {
+            let (b, o) = (as_set(b), as_set(o));
+            let removed: Vec<&String> = b.difference(&o).collect();
+            let added: Vec<&String> = o.difference(&b).collect();
+            let list = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+            match (removed.is_empty(), added.is_empty()) {
+                (true, true) => None,
+                (false, true) => Some((
+                    Change::Narrowed,
+                    Class::Breaking,
+                    format!("values removed: {}", list(&removed)),
+                )),
+                (true, false) => Some((
+                    Change::Widened,
+                    Class::Compatible,
+                    format!("values added: {}", list(&added)),
+                )),
+                (false, false) => Some((
+                    Change::Changed,
+                    Class::Breaking,
+                    format!(
+                        "values removed: {}; added: {}",
+                        list(&removed),
+                        list(&added)
+                    ),
+                )),
+            }
+        }
+    }
+}
+
+fn judge_default(b: &Option<Value>, o: &Option<Value>) -> Verdict {
+    match (b, o) {
+        (None, Some(v)) => Some((
+            Change::Added,
+            Class::Compatible,
+            format!("default {} added", short(v)),
+        )),
+        (Some(v), None) => Some((
+            Change::Removed,
+            Class::Breaking,
+            format!("default {} removed", short(v)),
+        )),
+        (Some(x), Some(y)) if x != y => Some((
+            Change::Changed,
+            Class::Breaking,
+            format!("default {} -> {}", short(x), short(y)),
+        )),
+        _ => None,
+    }
+}
+
+/// A boolean that allows something when true (null values, unknown fields, ...).
+fn judge_flag(b: bool, o: bool, what: &str) -> Verdict {
+    match (b, o) {
+        (true, false) => Some((
+            Change::Narrowed,
+            Class::Breaking,
+            format!("{what} no longer allowed"),
+        )),
+        (false, true) => Some((
+            Change::Widened,
+            Class::Compatible,
+            format!("{what} allowed"),
+        )),
+        _ => None,
+    }
+}
+
+/// A constraint that only restricts (pattern, format): adding narrows, removing widens.
+fn judge_constraint(b: &Option<String>, o: &Option<String>, what: &str) -> Verdict {
+    match (b, o) {
+        (None, Some(v)) => Some((
+            Change::Narrowed,
+            Class::Breaking,
+            format!("{what} {v:?} added"),
+        )),
+        (Some(v), None) => Some((
+            Change::Widened,
+            Class::Compatible,
+            format!("{what} {v:?} removed"),
+        )),
+        (Some(x), Some(y)) if x != y => Some((
+            Change::Changed,
+            Class::Breaking,
+            format!("{what} {x:?} -> {y:?}"),
+        )),
+        _ => None,
+    }
+}
+
+/// Bounds: `upper` for maxima (smaller is narrower), else minima (larger is narrower).
+fn judge_bound(b: Option<f64>, o: Option<f64>, b_excl: bool, o_excl: bool, upper: bool) -> Verdict {
+    let show = |v: f64, excl: bool| {
+        let n = super::model::number_value(v).to_string();
+        if excl { format!("{n} (exclusive)") } else { n }
+    };
+    match (b, o) {
+        (None, None) => None,
+        (None, Some(v)) => Some((
+            Change::Narrowed,
+            Class::Breaking,
+            format!("bound {} added", show(v, o_excl)),
+        )),
+        (Some(v), None) => Some((
+            Change::Widened,
+            Class::Compatible,
+            format!("bound {} removed", show(v, b_excl)),
+        )),
+        (Some(x), Some(y)) => {
+            if x == y && b_excl == o_excl {
+                return None;
+            }
+            let tighter = if x == y {
+                o_excl && !b_excl
+            } else if upper {
+                y < x
+            } else {
+                y > x
+            };
+            let msg = format!("{} -> {}", show(x, b_excl), show(y, o_excl));
+            if tighter {
+                Some((Change::Narrowed, Class::Breaking, msg))
+            } else {
+                Some((Change::Widened, Class::Compatible, msg))
+            }
+        }
+    }
+}
+
+fn judge_multiple_of(b: &Option<f64>, o: &Option<f64>) -> Verdict {
+    let divides = |d: f64, n: f64| d != 0.0 && (n / d).fract() == 0.0;
+    match (b, o) {
+        (None, None) => None,
+        (None, Some(v)) => Some((
+            Change::Narrowed,
+            Class::Breaking,
+            format!("multipleOf {v} added"),
+        )),
+        (Some(v), None) => Some((
+            Change::Widened,
+            Class::Compatible,
+            format!("multipleOf {v} removed"),
+        )),
+        (Some(x), Some(y)) if x == y => None,
+        (Some(x), Some(y)) => {
+            let msg = format!("{x} -> {y}");
+            if divides(*y, *x) {
+                Some((Change::Widened, Class::Compatible, msg))
+            } else if divides(*x, *y) {
+                Some((Change::Narrowed, Class::Breaking, msg))
+            } else {
+                Some((Change::Changed, Class::Breaking, msg))
+            }
+        }
+    }
+}
+
+type Rules = Vec<super::model::CelRule>;
+
+fn rule_keys(v: &Rules) -> BTreeSet<String> {
+    v.iter().map(|r| r.key()).collect()
+}
+
+fn judge_rules_added(b: &Rules, o: &Rules) -> Verdict {
+    let (bk, ok) = (rule_keys(b), rule_keys(o));
+    let added: Vec<&str> = ok.difference(&bk).map(String::as_str).collect();
+    (!added.is_empty()).then(|| {
+        (
+            Change::Added,
+            Class::Breaking,
+            format!("rule added: {}", added.join("; ")),
+        )
+    })
+}
+
+fn judge_rules_removed(b: &Rules, o: &Rules) -> Verdict {
+    let (bk, ok) = (rule_keys(b), rule_keys(o));
+    let removed: Vec<&str> = bk.difference(&ok).map(String::as_str).collect();
+    (!removed.is_empty()).then(|| {
+        (
+            Change::Removed,
+            Class::Compatible,
+            format!("rule removed: {}", removed.join("; ")),
+        )
+    })
+}
+
+/// The same expression with another message, reason or fieldPath.
+fn judge_rules_reworded(b: &Rules, o: &Rules) -> Verdict {
+    let normalized = |v: &Rules| -> BTreeSet<super::model::CelRule> {
+        v.iter()
+            .map(|r| super::model::CelRule {
+                rule: r.key(),
+                ..r.clone()
+            })
+            .collect()
+    };
+    let (bn, on) = (normalized(b), normalized(o));
+    let reworded: Vec<String> = bn
+        .difference(&on)
+        .filter(|r| on.iter().any(|x| x.rule == r.rule))
+        .map(|r| r.rule.clone())
+        .collect();
+    (!reworded.is_empty()).then(|| {
+        (
+            Change::Changed,
+            Class::Informational,
+            format!(
+                "message, reason or fieldPath changed: {}",
+                reworded.join("; ")
+            ),
+        )
+    })
+}
+
+fn judge_any_change<T: PartialEq + std::fmt::Debug>(b: &T, o: &T) -> Verdict {
+    (b != o).then(|| (Change::Changed, Class::Breaking, format!("{b:?} -> {o:?}")))
+}
+
+fn judge_junctions(b: &Option<String>, o: &Option<String>) -> Verdict {
+    match (b, o) {
+        (None, Some(_)) => Some((
+            Change::Added,
+            Class::Breaking,
+            "allOf/anyOf/oneOf/not added (not analysed further)".into(),
+        )),
+        (Some(_), None) => Some((
+            Change::Removed,
+            Class::Compatible,
+            "allOf/anyOf/oneOf/not removed".into(),
+        )),
+        (Some(x), Some(y)) if x != y => Some((
+            Change::Changed,
+            Class::Breaking,
+            "allOf/anyOf/oneOf/not changed (not analysed further)".into(),
+        )),
+        _ => None,
+    }
+}
+
+fn judge_informational<T: PartialEq>(b: &T, o: &T) -> Verdict {
+    (b != o).then(|| (Change::Changed, Class::Informational, "differs".into()))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,764 @@
+//! PURE: the lowest common denominator of N schemas: a schema that accepts only objects every
+//! source accepts (with fieldValidation=Strict), keeping as much as that allows.
+//!
+//! Symmetric by construction: every combination below is commutative and sets are kept sorted,
+//! so the result does not depend on the order of the sources. A field that only some sources
+//! know is dropped (and listed); a conflict under an optional field drops that field with the
+//! reason; a conflict that reaches a required field or the root means there is no LCD for that
+//! version, and the reason is given per path.
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::model::{AdditionalProperties, ApiDef, CelRule, Schema, to_json, version_priority};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Dropped {
+    pub version: String,
+    pub path: String,
+    /// The sources whose schema has the field.
+    pub sources: Vec<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Conflict {
+    /// Empty for conflicts of the API itself.
+    pub version: String,
+    pub path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lcd {
+    /// The CRD manifest every source accepts; `None` when there is none (see `conflicts`).
+    pub manifest: Option<Value>,
+    /// The LCD schema per version (also for built-in types, which get no manifest).
+    pub schemas: BTreeMap<String, Schema>,
+    pub dropped: Vec<Dropped>,
+    pub conflicts: Vec<Conflict>,
+    /// Things given up that do not change which objects are accepted (differing defaults, ...).
+    pub notes: Vec<String>,
+}
+
+/// The LCD of one API across all sources (`labels[i]` names `apis[i]`).
+pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
+    let mut lcd = Lcd {
+        manifest: None,
+        schemas: BTreeMap::new(),
+        dropped: Vec::new(),
+        conflicts: Vec::new(),
+        notes: Vec::new(),
+    };
+    let conflict = |lcd: &mut Lcd, reason: String| {
+        lcd.conflicts.push(Conflict {
+            version: String::new(),
+            path: String::new(),
+            reason,
+        })
+    };
+    let missing: Vec<&str> = apis
+        .iter()
+        .zip(labels)
+        .filter(|(a, _)| a.is_none())
+        .map(|(_, l)| l.as_str())
+        .collect();
+    if !missing.is_empty() {
+        conflict(&mut lcd, format!("not served by {}", missing.join(", ")));
+        return lcd;
+    }
+    let apis: Vec<&ApiDef> = apis.iter().flatten().copied().collect();
+    let first = apis[0];
+    for (what, get) in [
+        (
+            "scope",
+            (|a: &ApiDef| a.scope.clone()) as fn(&ApiDef) -> String,
+        ),
+        ("kind", |a| a.kind.clone()),
+        ("plural", |a| a.plural.clone()),
+    ] {
+        let values: BTreeSet<String> = apis.iter().map(|a| get(a)).collect();
+        if values.len() > 1 {
+            conflict(
+                &mut lcd,
+                format!(
+                    "{what} differs: {}",
+                    values.into_iter().collect::<Vec<_>>().join(" vs ")
+                ),
+            );
+        }
+    }
+    if !lcd.conflicts.is_empty() {
+        return lcd;
+    }
+    let mut versions: Vec<&String> = first
+        .versions
+        .iter()
+        .filter(|(name, v)| {
+            v.served
+                && apis
+                    .iter()
+                    .all(|a| a.versions.get(*name).is_some_and(|v| v.served))
+        })
+        .map(|(name, _)| name)
+        .collect();
+    versions.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)).then(a.cmp(b)));
+    if versions.is_empty() {
+        conflict(&mut lcd, "no version is served by every source".into());
+        return lcd;
+    }
+    let mut version_manifests = Vec::new();
+    for version in &versions {
+        let nodes: Vec<&Schema> = apis.iter().map(|a| &a.versions[*version].schema).collect();
+        let mut walk = LcdWalk {
+            version: version.to_string(),
+            labels,
+            dropped: &mut lcd.dropped,
+            notes: &mut lcd.notes,
+        };
+        match walk.node(&nodes, "") {
+            Ok(schema) => {
+                lcd.schemas.insert(version.to_string(), schema);
+            }
+            Err(reasons) => {
+                for (path, reason) in reasons {
+                    lcd.conflicts.push(Conflict {
+                        version: version.to_string(),
+                        path: if path.is_empty() { ".".into() } else { path },
+                        reason,
+                    });
+                }
+            }
+        }
+    }
+    if !lcd.conflicts.is_empty() || first.builtin {
+        return lcd;
+    }
+    // The storage version: the one most sources store in, ties to the highest priority.
+    let storage = versions
+        .iter()
+        .max_by_key(|v| {
+            (
+                apis.iter()
+                    .filter(|a| a.storage_version() == Some(v.as_str()))
+                    .count(),
+                version_priority(v),
+            )
+        })
+        .map(|v| v.to_string())
+        .unwrap_or_default();
+    for version in &versions {
+        let defs: Vec<&super::model::VersionDef> =
+            apis.iter().map(|a| &a.versions[*version]).collect();
+        let mut v = serde_json::Map::new();
+        v.insert("name".into(), json!(version));
+        v.insert("served".into(), json!(true));
+        v.insert("storage".into(), json!(**version == storage));
+        if defs.iter().all(|d| d.deprecated) {
+            v.insert("deprecated".into(), json!(true));
+        }
+        v.insert(
+            "schema".into(),
+            json!({"openAPIV3Schema": to_json(&lcd.schemas[version.as_str()])}),
+        );
+        let subresources = &defs[0].subresources;
+        if defs.iter().all(|d| &d.subresources == subresources) {
+            if !subresources.is_null() {
+                v.insert("subresources".into(), subresources.clone());
+            }
+        } else {
+            lcd.notes.push(format!(
+                "{version}: subresources differ between sources; the LCD has none"
+            ));
+        }
+        let columns = common(defs.iter().map(|d| &d.printer_columns));
+        if !columns.is_empty() {
+            v.insert("additionalPrinterColumns".into(), Value::Array(columns));
+        }
+        let fields: Vec<Value> = common(defs.iter().map(|d| &d.selectable_fields))
+            .into_iter()
+            .filter(|f| {
+                f.get("jsonPath")
+                    .and_then(Value::as_str)
+                    .is_some_and(|p| path_exists(&lcd.schemas[version.as_str()], p))
+            })
+            .collect();
+        if !fields.is_empty() {
+            v.insert("selectableFields".into(), Value::Array(fields));
+        }
+        version_manifests.push(Value::Object(v));
+    }
+    if apis
+        .iter()
+        .any(|a| a.conversion.as_deref() == Some("Webhook"))
+    {
+        lcd.notes
+            .push("a source converts through a webhook; the LCD uses strategy None".into());
+    }
+    let mut names = serde_json::Map::new();
+    names.insert("kind".into(), json!(first.kind));
+    names.insert("plural".into(), json!(first.plural));
+    for (key, get) in [
+        (
+            "singular",
+            (|a: &ApiDef| a.singular.clone()) as fn(&ApiDef) -> Option<String>,
+        ),
+        ("listKind", |a| a.list_kind.clone()),
+    ] {
+        let values: BTreeSet<Option<String>> = apis.iter().map(|a| get(a)).collect();
+        if let [Some(v)] = values.into_iter().collect::<Vec<_>>().as_slice() {
+            names.insert(key.into(), json!(v));
+        }
+    }
+    for (key, get) in [
+        (
+            "shortNames",
+            (|a: &ApiDef| &a.short_names) as fn(&ApiDef) -> &BTreeSet<String>,
+        ),
+        ("categories", |a| &a.categories),
+    ] {
+        let shared: Vec<&String> = get(first)
+            .iter()
+            .filter(|s| apis.iter().all(|a| get(a).contains(*s)))
+            .collect();
+        if !shared.is_empty() {
+            names.insert(key.into(), json!(shared));
+        }
+    }
+    lcd.manifest = Some(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {
+            "name": first.name,
+            "annotations": {"kubectl-migrate.io/lcd-of": labels.join(", ")},
+        },
+        "spec": {
+            "group": first.group,
+            "scope": first.scope,
+            "names": Value::Object(names),
+            "versions": version_manifests,
+        }
+    }));
+    lcd
+}
+
+/// Entries present in every list (by equality), in the first list's order.
+fn common<'a>(mut lists: impl Iterator<Item = &'a Vec<Value>>) -> Vec<Value> {
+    let Some(first) = lists.next() else {
+        return Vec::new();
+    };
+    let rest: Vec<&Vec<Value>> = lists.collect();
+    first
+        .iter()
+        .filter(|v| rest.iter().all(|l| l.contains(v)))
+        .cloned()
+        .collect()
+}
+
+/// Whether a simple `.a.b` JSON path names a field of the schema.
+fn path_exists(schema: &Schema, path: &str) -> bool {
+    let mut node = schema;
+    for part in path.trim_start_matches('.').split('.') {
+        match node.properties.get(part) {
+            Some(n) => node = n,
+            None => return false,
+        }
+    }
+    true
+}
+
+type Reasons = Vec<(String, String)>;
+
+struct LcdWalk<'a> {
+    version: String,
+    labels: &'a [String],
+    dropped: &'a mut Vec<Dropped>,
+    notes: &'a mut Vec<String>,
+}
+
+/// What a source says about one property name: its own schema, "anything" (it keeps unknown
+/// fields), or nothing (the field would be rejected).
+enum Slot<'s> {
+    Schema(&'s Schema),
+    Anything,
+    Unknown,
+}
+
+fn slot<'s>(parent: &'s Schema, name: &str) -> Slot<'s> {
+    if let Some(s) = parent.properties.get(name) {
+        Slot::Schema(s)
+    } else if let Some(values) = parent.map_values() {
+        Slot::Schema(values)
+    } else if parent.keeps_unknown_fields() {
+        Slot::Anything
+    } else {
+        Slot::Unknown
+    }
+}
+
+impl LcdWalk<'_> {
+    fn node(&mut self, nodes: &[&Schema], path: &str) -> Result<Schema, Reasons> {
+        let mut out = Schema::default();
+        let mut reasons: Reasons = Vec::new();
+        let mut fail = |reason: String| reasons.push((path.to_string(), reason));
+        let describe = |f: &dyn Fn(&Schema) -> String| -> String {
+            nodes
+                .iter()
+                .zip(self.labels)
+                .map(|(n, l)| format!("{} in {l}", f(n)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+
+        // Type. Nodes typed only by "preserve unknown fields" accept any type.
+        let typed: Vec<&&Schema> = nodes
+            .iter()
+            .filter(|n| n.type_.is_some() || n.int_or_string)
+            .collect();
+        let types: BTreeSet<String> = typed.iter().map(|n| n.type_name()).collect();
+        let kinds: Vec<&str> = types.iter().map(String::as_str).collect();
+        match kinds.as_slice() {
+            [] => {}
+            [one] if *one == "int-or-string" => out.int_or_string = true,
+            [one] => out.type_ = Some(one.to_string()),
+            _ => {
+                let mut set: BTreeSet<&str> = kinds.iter().copied().collect();
+                set.remove("int-or-string");
+                let narrowed = match set.into_iter().collect::<Vec<_>>().as_slice() {
+                    ["integer", "number"] | ["integer"] => Some("integer"),
+                    ["string"] => Some("string"),
+                    _ => None,
+                };
+                match narrowed {
+                    Some(t) => out.type_ = Some(t.into()),
+                    None => fail(format!("type conflict: {}", describe(&|n| n.type_name()))),
+                }
+            }
+        }
+        // Nodes that accept anything do not constrain the rest.
+        let constraining: Vec<&Schema> = nodes
+            .iter()
+            .copied()
+            .filter(|n| {
+                !(n.type_.is_none()
+                    && !n.int_or_string
+                    && n.preserve_unknown_fields
+                    && n.properties.is_empty())
+            })
+            .collect();
+        let nodes: &[&Schema] = if constraining.is_empty() {
+            nodes
+        } else {
+            &constraining
+        };
+        out.preserve_unknown_fields = nodes.iter().all(|n| n.preserve_unknown_fields);
+        out.nullable = nodes.iter().all(|n| n.nullable);
+        out.unique_items = nodes.iter().any(|n| n.unique_items);
+        let embedded: BTreeSet<bool> = nodes.iter().map(|n| n.embedded_resource).collect();
+        if embedded.len() > 1 {
+            fail("x-kubernetes-embedded-resource differs".into());
+        }
+        out.embedded_resource = nodes.iter().any(|n| n.embedded_resource);
+        out.title = agreed(nodes, |n| n.title.clone()).flatten();
+        // Descriptions differ in wording all the time; keep one (the smallest, for symmetry).
+        out.description = nodes.iter().filter_map(|n| n.description.clone()).min();
+        match agreed(nodes, |n| n.default.clone()) {
+            Some(d) => out.default = d,
+            None => self.notes.push(format!(
+                "{}: {}: defaults differ; the LCD has none",
+                self.version,
+                display(path)
+            )),
+        }
+        // enum: the intersection.
+        let enums: Vec<&Vec<Value>> = nodes
+            .iter()
+            .filter_map(|n| n.enum_values.as_ref())
+            .collect();
+        if !enums.is_empty() {
+            let mut values: Vec<Value> = enums[0]
+                .iter()
+                .filter(|v| enums.iter().all(|e| e.contains(v)))
+                .cloned()
+                .collect();
+            values.sort_by_key(ToString::to_string);
+            values.dedup();
+            if values.is_empty() {
+                fail(format!(
+                    "no enum value is allowed everywhere: {}",
+                    describe(&|n| {
+                        n.enum_values
+                            .as_ref()
+                            .map(|e| Value::from(e.clone()).to_string())
+                            .unwrap_or_else(|| "any".into())
+                    })
+                ));
+            }
+            out.enum_values = Some(values);
+        }
+        // Length/count bounds: the tightest of each.
+        type Count = fn(&Schema) -> Option<u64>;
+        let max_of = |get: Count| nodes.iter().filter_map(|n| get(n)).max();
+        let min_of = |get: Count| nodes.iter().filter_map(|n| get(n)).min();
+        out.max_length = min_of(|n| n.max_length);
+        out.min_length = max_of(|n| n.min_length);
+        out.max_items = min_of(|n| n.max_items);
+        out.min_items = max_of(|n| n.min_items);
+        out.max_properties = min_of(|n| n.max_properties);
+        out.min_properties = max_of(|n| n.min_properties);
+        for (what, lo, hi) in [
+            ("length", out.min_length, out.max_length),
+            ("items", out.min_items, out.max_items),
+            ("properties", out.min_properties, out.max_properties),
+        ] {
+            if let (Some(lo), Some(hi)) = (lo, hi)
+                && lo > hi
+            {
+                fail(format!(
+                    "no {what} count is allowed everywhere (at least {lo}, at most {hi})"
+                ));
+            }
+        }
+        // Numeric bounds: the smallest maximum (exclusive wins a tie) and the largest minimum.
+        let maxima: Vec<(f64, bool)> = nodes
+            .iter()
+            .filter_map(|n| n.maximum.map(|m| (m, n.exclusive_maximum)))
+            .collect();
+        if let Some(&(m, _)) = maxima.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
+            out.maximum = Some(m);
+            out.exclusive_maximum = maxima.iter().any(|&(v, e)| v == m && e);
+        }
+        let minima: Vec<(f64, bool)> = nodes
+            .iter()
+            .filter_map(|n| n.minimum.map(|m| (m, n.exclusive_minimum)))
+            .collect();
+        if let Some(&(m, _)) = minima.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
+            out.minimum = Some(m);
+            out.exclusive_minimum = minima.iter().any(|&(v, e)| v == m && e);
+        }
+        if let (Some(lo), Some(hi)) = (out.minimum, out.maximum)
+            && (lo > hi || (lo == hi && (out.exclusive_minimum || out.exclusive_maximum)))
+        {
+            fail(format!(
+                "no number is allowed everywhere (minimum {lo}, maximum {hi})"
+            ));
+        }
+        // Constraints that cannot be merged into one keyword go into allOf.
+        let mut extra: Vec<Schema> = Vec::new();
+        let patterns: BTreeSet<&String> = nodes.iter().filter_map(|n| n.pattern.as_ref()).collect();
+        let mut patterns = patterns.into_iter();
+        out.pattern = patterns.next().cloned();
+        extra.extend(patterns.map(|p| Schema {
+            pattern: Some(p.clone()),
+            ..Schema::default()
+        }));
+        let formats: BTreeSet<&String> = nodes.iter().filter_map(|n| n.format.as_ref()).collect();
+        let mut formats = formats.into_iter();
+        out.format = formats.next().cloned();
+        extra.extend(formats.map(|f| Schema {
+            format: Some(f.clone()),
+            ..Schema::default()
+        }));
+        let multiples: Vec<f64> = {
+            let mut m: Vec<f64> = nodes.iter().filter_map(|n| n.multiple_of).collect();
+            m.sort_by(f64::total_cmp);
+            m.dedup();
+            // A multiple of a larger step is a multiple of its divisors: keep only the steps no
+            // other step is a multiple of.
+            m.iter()
+                .copied()
+                .filter(|x| !m.iter().any(|y| y != x && (y / x).fract() == 0.0))
+                .collect()
+        };
+        let mut multiples = multiples.into_iter();
+        out.multiple_of = multiples.next();
+        extra.extend(multiples.map(|m| Schema {
+            multiple_of: Some(m),
+            ..Schema::default()
+        }));
+        // Value validations: every source's, all of them.
+        let mut junctions: Vec<Schema> = Vec::new();
+        for n in nodes {
+            junctions.extend(n.all_of.iter().cloned());
+            if !n.any_of.is_empty() {
+                junctions.push(Schema {
+                    any_of: n.any_of.clone(),
+                    ..Schema::default()
+                });
+            }
+            if !n.one_of.is_empty() {
+                junctions.push(Schema {
+                    one_of: n.one_of.clone(),
+                    ..Schema::default()
+                });
+            }
+            if let Some(not) = &n.not {
+                junctions.push(Schema {
+                    not: Some(not.clone()),
+                    ..Schema::default()
+                });
+            }
+        }
+        junctions.extend(extra);
+        let mut keyed: BTreeMap<String, Schema> = BTreeMap::new();
+        for j in junctions {
+            keyed.insert(to_json(&j).to_string(), j);
+        }
+        out.all_of = keyed.into_values().collect();
+        // CEL rules: all of them (deduplicated by expression).
+        let mut rules: BTreeMap<String, CelRule> = BTreeMap::new();
+        for r in nodes.iter().flat_map(|n| n.validations.iter()) {
+            rules
+                .entry(r.key())
+                .and_modify(|kept| {
+                    if r < kept {
+                        *kept = r.clone()
+                    }
+                })
+                .or_insert_with(|| r.clone());
+        }
+        out.validations = rules.into_values().collect();
+        // List semantics: set and map are stricter than atomic; they must agree with each other.
+        let list_types: BTreeSet<&str> = nodes
+            .iter()
+            .filter(|n| n.type_.as_deref() == Some("array"))
+            .map(|n| n.list_type.as_deref().unwrap_or("atomic"))
+            .collect();
+        let strict: Vec<&str> = list_types
+            .iter()
+            .copied()
+            .filter(|t| *t != "atomic")
+            .collect();
+        match strict.as_slice() {
+            [] => out.list_type = agreed(nodes, |n| n.list_type.clone()).flatten(),
+            [one] => out.list_type = Some(one.to_string()),
+            _ => fail(format!(
+                "x-kubernetes-list-type conflict: {}",
+                describe(&|n| n.list_type.clone().unwrap_or_else(|| "atomic".into()))
+            )),
+        }
+        let keys: BTreeSet<&Vec<String>> = nodes
+            .iter()
+            .filter(|n| !n.list_map_keys.is_empty())
+            .map(|n| &n.list_map_keys)
+            .collect();
+        if keys.len() > 1 {
+            fail(format!(
+                "x-kubernetes-list-map-keys differ: {}",
+                describe(&|n| n.list_map_keys.join(","))
+            ));
+        }
+        out.list_map_keys = keys.into_iter().next().cloned().unwrap_or_default();
+        // map-type only changes how apply merges; any common choice accepts the same objects.
+        out.map_type = nodes.iter().filter_map(|n| n.map_type.clone()).min();
+        out.extensions = agreed(nodes, |n| n.extensions.clone()).unwrap_or_default();
+
+        // Array items.
+        let items: Vec<&Schema> = nodes.iter().filter_map(|n| n.items.as_deref()).collect();
+        if !items.is_empty() {
+            match self.node(&items, &format!("{path}[*]")) {
+                Ok(i) => out.items = Some(Box::new(i)),
+                Err(r) => reasons.extend(r),
+            }
+        }
+        // Object fields and map values.
+        let object_like = nodes
+            .iter()
+            .any(|n| !n.properties.is_empty() || n.additional_properties.is_some());
+        if object_like {
+            let all_maps = nodes.iter().all(|n| n.map_values().is_some());
+            if all_maps {
+                let values: Vec<&Schema> = nodes.iter().filter_map(|n| n.map_values()).collect();
+                match self.node(&values, &format!("{path}.*")) {
+                    Ok(v) => {
+                        out.additional_properties = Some(AdditionalProperties::Schema(Box::new(v)))
+                    }
+                    Err(r) => reasons.extend(r),
+                }
+            } else if nodes.iter().all(|n| {
+                matches!(
+                    n.additional_properties,
+                    Some(AdditionalProperties::Allowed(true))
+                )
+            }) {
+                out.additional_properties = Some(AdditionalProperties::Allowed(true));
+            }
+            let required: BTreeSet<&String> =
+                nodes.iter().flat_map(|n| n.required.iter()).collect();
+            let mut names: BTreeSet<&String> =
+                nodes.iter().flat_map(|n| n.properties.keys()).collect();
+            if !all_maps {
+                names.extend(required.iter().copied());
+            }
+            for name in names {
+                let child_path = format!("{path}.{name}");
+                let slots: Vec<Slot> = nodes.iter().map(|n| slot(n, name)).collect();
+                let having: Vec<String> = slots
+                    .iter()
+                    .zip(self.labels)
+                    .filter(|(s, _)| matches!(s, Slot::Schema(_)))
+                    .map(|(_, l)| l.clone())
+                    .collect();
+                let is_required = required.contains(name);
+                let unknown_in: Vec<&str> = slots
+                    .iter()
+                    .zip(self.labels)
+                    .filter(|(s, _)| matches!(s, Slot::Unknown))
+                    .map(|(_, l)| l.as_str())
+                    .collect();
+                let outcome = if !unknown_in.is_empty() {
+                    Err(vec![(
+                        child_path.clone(),
+                        format!("not a field in {}", unknown_in.join(", ")),
+                    )])
+                } else {
+                    let schemas: Vec<&Schema> = slots
+                        .iter()
+                        .filter_map(|s| match s {
+                            Slot::Schema(s) => Some(*s),
+                            _ => None,
+                        })
+                        .collect();
+                    self.node(&schemas, &child_path)
+                };
+                match outcome {
+                    Ok(child) => {
+                        if !all_maps {
+                            out.properties.insert(name.clone(), child);
+                        }
+                    }
+                    Err(child_reasons) if !is_required => {
+                        let mut reason = child_reasons
+                            .iter()
+                            .map(|(p, r)| {
+                                if p == &child_path {
+                                    r.clone()
+                                } else {
+                                    format!("{}: {r}", display(p))
+                                }
+                            })
+                            .collect::<Vec<_>>()
+                            .join("; ");
+                        match rule_mentions(nodes, name) {
+                            // A rule names the field, so it must stay declared for the rule to
+                            // compile: keep one source's declaration, made unsettable.
+                            Some(rule) if !all_maps => {
+                                let mut kept = slots
+                                    .iter()
+                                    .filter_map(|s| match s {
+                                        Slot::Schema(s) => Some(*s),
+                                        _ => None,
+                                    })
+                                    .min_by_key(|s| to_json(s).to_string())
+                                    .cloned()
+                                    .unwrap_or_default();
+                                kept.validations = vec![CelRule {
+                                    rule: "false".into(),
+                                    message: Some(format!(
+                                        "{} is not settable: not every cluster accepts it",
+                                        display(&child_path)
+                                    )),
+                                    message_expression: None,
+                                    reason: None,
+                                    field_path: None,
+                                    optional_old_self: None,
+                                }];
+                                out.properties.insert(name.clone(), kept);
+                                reason += &format!(
+                                    " (kept declared but unsettable, because a rule refers to it: {rule})"
+                                );
+                            }
+                            Some(rule) => reasons.push((
+                                child_path.clone(),
+                                format!("cannot drop the key: a rule refers to it ({rule})"),
+                            )),
+                            None => {}
+                        }
+                        self.dropped.push(Dropped {
+                            version: self.version.clone(),
+                            path: child_path.clone(),
+                            sources: having.clone(),
+                            reason,
+                        });
+                    }
+                    Err(child_reasons) => {
+                        reasons.extend(child_reasons);
+                        reasons.push((
+                            child_path.clone(),
+                            "required, so it cannot be dropped".into(),
+                        ));
+                    }
+                }
+            }
+            if !all_maps {
+                out.required = required
+                    .into_iter()
+                    .filter(|r| out.properties.contains_key(*r) || out.keeps_unknown_fields())
+                    .cloned()
+                    .collect();
+            }
+        }
+        if reasons.is_empty() {
+            Ok(out)
+        } else {
+            Err(reasons)
+        }
+    }
+}
+
+/// A CEL rule or value validation on these nodes that names the field: dropping the field
+/// would make the CRD invalid (the rule would not compile), and dropping the rule would accept
+/// objects the source rejects.
+fn rule_mentions(nodes: &[&Schema], name: &str) -> Option<String> {
+    let needle = format!(".{name}");
+    for n in nodes {
+        for r in &n.validations {
+            let text = r.key();
+            if text.match_indices(&needle).any(|(i, _)| {
+                let after = text[i + needle.len()..].chars().next();
+                !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            }) {
+                return Some(text);
+            }
+        }
+        let junctions = n
+            .all_of
+            .iter()
+            .chain(&n.any_of)
+            .chain(&n.one_of)
+            .chain(n.not.as_deref());
+        for j in junctions {
+            if mentions_property(j, name) {
+                return Some(format!("allOf/anyOf/oneOf/not mentions {name}"));
+            }
+        }
+    }
+    None
+}
+
+fn mentions_property(s: &Schema, name: &str) -> bool {
+    s.properties.contains_key(name)
+        || s.required.iter().any(|r| r == name)
+        || s.all_of
+            .iter()
+            .chain(&s.any_of)
+            .chain(&s.one_of)
+            .chain(s.not.as_deref())
+            .any(|j| mentions_property(j, name))
+}
+
+/// The common value when every node agrees, else `None`.
+fn agreed<T: PartialEq>(nodes: &[&Schema], get: impl Fn(&Schema) -> T) -> Option<T> {
+    let first = get(nodes[0]);
+    nodes[1..].iter().all(|n| get(n) == first).then_some(first)
+}
+
+fn display(path: &str) -> &str {
+    if path.is_empty() { "." } else { path }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,724 @@
+//! Sources -> [`SourceSchemas`]: files (CRD manifests, lists, multi-document YAML, directories,
+//! OpenAPI v3 documents, stdin) and live clusters (one CRD list call each, plus the OpenAPI v3
+//! documents of the built-in groups asked for). Parsing is pure; only [`load_cluster`] and the
+//! file reading touch the outside world.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::model::{self, ApiDef, Origin, RefResolver, SchemaError, SourceSchemas, VersionDef};
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+
+/// A built-in type named on the command line: `apps/v1/statefulsets`, `core/v1/pods` (also
+/// `v1/pods` or `/v1/pods` for the core group).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct BuiltinRef {
+    pub group: String,
+    pub version: String,
+    pub resource: String,
+}
+
+impl BuiltinRef {
+    pub fn parse(text: &str) -> Result<BuiltinRef, String> {
+        let parts: Vec<&str> = text.split('/').collect();
+        let (group, version, resource) = match parts.as_slice() {
+            [v, r] => ("", *v, *r),
+            [g, v, r] => (if *g == "core" { "" } else { *g }, *v, *r),
+            _ => {
+                return Err(format!(
+                    "--builtin {text:?}: expected GROUP/VERSION/RESOURCE, e.g. apps/v1/statefulsets or core/v1/pods"
+                ));
+            }
+        };
+        if version.is_empty()
+            || resource.is_empty()
+            || resource.chars().any(|c| c.is_ascii_uppercase())
+        {
+            return Err(format!(
+                "--builtin {text:?}: expected GROUP/VERSION/RESOURCE with the plural, lower-case resource, e.g. apps/v1/statefulsets"
+            ));
+        }
+        Ok(BuiltinRef {
+            group: group.to_string(),
+            version: version.to_string(),
+            resource: resource.to_string(),
+        })
+    }
+
+    /// The key under which the API is compared: `apps/v1/statefulsets`, `core/v1/pods`.
+    pub fn key(&self) -> String {
+        builtin_key(&self.group, &self.version, &self.resource)
+    }
+
+    /// The OpenAPI v3 path of its group-version: `apis/apps/v1` or `api/v1`.
+    pub fn openapi_path(&self) -> String {
+        if self.group.is_empty() {
+            format!("api/{}", self.version)
+        } else {
+            format!("apis/{}/{}", self.group, self.version)
+        }
+    }
+}
+
+fn builtin_key(group: &str, version: &str, resource: &str) -> String {
+    let group = if group.is_empty() { "core" } else { group };
+    format!("{group}/{version}/{resource}")
+}
+
+/// What the user asked to compare.
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    /// CRD names (`widgets.example.com`); empty means all.
+    pub names: Vec<String>,
+    pub groups: Vec<String>,
+    pub builtins: Vec<BuiltinRef>,
+}
+
+impl Selection {
+    /// CRDs are compared unless the user only asked for built-in types.
+    pub fn wants_crds(&self) -> bool {
+        !self.names.is_empty() || !self.groups.is_empty() || self.builtins.is_empty()
+    }
+
+    pub fn wants_crd(&self, name: &str, group: &str) -> bool {
+        (self.names.is_empty() || self.names.iter().any(|n| n == name))
+            && (self.groups.is_empty() || self.groups.iter().any(|g| g == group))
+    }
+}
+
+/// A problem with one input, named so the user can find it.
+fn bad_input(source: &str, message: impl std::fmt::Display) -> Error {
+    Error::Input(format!("{source}: {message}"))
+}
+
+fn schema_errors(source: &str, what: &str, errors: &[SchemaError]) -> Error {
+    let list: Vec<String> = errors.iter().take(10).map(|e| format!("  - {e}")).collect();
+    let more = if errors.len() > 10 {
+        format!("\n  ... and {} more", errors.len() - 10)
+    } else {
+        String::new()
+    };
+    bad_input(
+        source,
+        format!(
+            "{what} is not a valid structural schema:\n{}{more}",
+            list.join("\n")
+        ),
+    )
+}
+
+/// Splits a file's text into documents: JSON (one value) or YAML (any number of documents).
+pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Value>> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| bad_input(source, format!("invalid JSON: {e}")))?;
+        return Ok(vec![value]);
+    }
+    let docs: Vec<Value> = serde_saphyr::from_multiple(text)
+        .map_err(|e| bad_input(source, format!("invalid YAML: {e}")))?;
+    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+}
+
+/// Turns the documents of one file into APIs. CRDs, lists of CRDs and OpenAPI v3 documents are
+/// accepted; anything else is an error that names the document.
+pub fn apis_from_documents(
+    docs: Vec<Value>,
+    source: &str,
+    selection: &Selection,
+) -> Result<BTreeMap<String, ApiDef>> {
+    let mut apis = BTreeMap::new();
+    for (index, doc) in docs.into_iter().enumerate() {
+        let at = if index == 0 {
+            source.to_string()
+        } else {
+            format!("{source} (document {})", index + 1)
+        };
+        if doc.get("openapi").is_some() && doc.get("components").is_some() {
+            apis.extend(apis_from_openapi(&doc, &at, selection)?);
+            continue;
+        }
+        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+        match kind {
+            "CustomResourceDefinition" => {
+                if let Some(api) = crd_from_value(&doc, &at, selection)? {
+                    apis.insert(api.name.clone(), api);
+                }
+            }
+            "List" | "CustomResourceDefinitionList" => {
+                let items = doc
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default();
+                for (i, item) in items.iter().enumerate() {
+                    let item_at = format!("{at} items[{i}]");
+                    if item.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
+                    {
+                        return Err(not_a_crd(item, &item_at));
+                    }
+                    if let Some(api) = crd_from_value(item, &item_at, selection)? {
+                        apis.insert(api.name.clone(), api);
+                    }
+                }
+            }
+            _ => return Err(not_a_crd(&doc, &at)),
+        }
+    }
+    Ok(apis)
+}
+
+fn not_a_crd(doc: &Value, at: &str) -> Error {
+    let kind = doc.get("kind").and_then(Value::as_str);
+    let api_version = doc.get("apiVersion").and_then(Value::as_str);
+    let what = match (api_version, kind) {
+        (Some(a), Some(k)) => format!("a {k} ({a})"),
+        (None, Some(k)) => format!("a {k} without apiVersion"),
+        _ => "not a Kubernetes object (no apiVersion/kind)".to_string(),
+    };
+    bad_input(
+        at,
+        format!(
+            "is {what}, not a CustomResourceDefinition, a list of them, or an OpenAPI v3 document"
+        ),
+    )
+}
+
+/// One CRD manifest (apiextensions.k8s.io/v1), or `None` when it is not selected.
+pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Option<ApiDef>> {
+    let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if api_version != "apiextensions.k8s.io/v1" {
+        return Err(bad_input(
+            at,
+            format!(
+                "CustomResourceDefinition has apiVersion {api_version:?}; only apiextensions.k8s.io/v1 is served since Kubernetes 1.22"
+            ),
+        ));
+    }
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let name = text(doc.pointer("/metadata/name"))
+        .ok_or_else(|| bad_input(at, "CustomResourceDefinition has no metadata.name"))?;
+    let at = format!("{at} ({name})");
+    let spec = doc
+        .get("spec")
+        .ok_or_else(|| bad_input(&at, "spec: Required value"))?;
+    let group =
+        text(spec.get("group")).ok_or_else(|| bad_input(&at, "spec.group: Required value"))?;
+    if !selection.wants_crds() || !selection.wants_crd(&name, &group) {
+        return Ok(None);
+    }
+    let names = spec.get("names").cloned().unwrap_or(Value::Null);
+    let plural = text(names.get("plural"))
+        .ok_or_else(|| bad_input(&at, "spec.names.plural: Required value"))?;
+    let kind =
+        text(names.get("kind")).ok_or_else(|| bad_input(&at, "spec.names.kind: Required value"))?;
+    if name != format!("{plural}.{group}") {
+        return Err(bad_input(
+            &at,
+            format!(
+                "metadata.name: Invalid value: {name:?}: must be spec.names.plural+\".\"+spec.group"
+            ),
+        ));
+    }
+    let string_set = |v: Option<&Value>| {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let scope =
+        text(spec.get("scope")).ok_or_else(|| bad_input(&at, "spec.scope: Required value"))?;
+    if scope != "Namespaced" && scope != "Cluster" {
+        return Err(bad_input(
+            &at,
+            format!(
+                "spec.scope: Unsupported value: {scope:?}: supported values: \"Cluster\", \"Namespaced\""
+            ),
+        ));
+    }
+    let version_list = spec
+        .get("versions")
+        .and_then(Value::as_array)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| bad_input(&at, "spec.versions: Invalid value: must have exactly one version marked as storage version"))?;
+    let mut versions = BTreeMap::new();
+    let mut errors = Vec::new();
+    for (i, v) in version_list.iter().enumerate() {
+        let vname = text(v.get("name"))
+            .ok_or_else(|| bad_input(&at, format!("spec.versions[{i}].name: Required value")))?;
+        let path = format!("spec.versions[{i}].schema.openAPIV3Schema");
+        let Some(raw) = v.pointer("/schema/openAPIV3Schema") else {
+            return Err(bad_input(
+                &at,
+                format!("{path}: Required value: schemas are required"),
+            ));
+        };
+        let schema = match model::parse_crd_schema(raw, &path) {
+            Ok(s) => s,
+            Err(e) => {
+                errors.extend(e);
+                continue;
+            }
+        };
+        let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+        versions.insert(
+            vname,
+            VersionDef {
+                served: flag("served"),
+                storage: flag("storage"),
+                deprecated: flag("deprecated"),
+                schema,
+                subresources: v.get("subresources").cloned().unwrap_or(Value::Null),
+                printer_columns: v
+                    .get("additionalPrinterColumns")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+                selectable_fields: v
+                    .get("selectableFields")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
+            },
+        );
+    }
+    if !errors.is_empty() {
+        return Err(schema_errors(&at, "the CRD", &errors));
+    }
+    if versions.values().filter(|v| v.storage).count() != 1 {
+        return Err(bad_input(
+            &at,
+            "spec.versions: Invalid value: must have exactly one version marked as storage version",
+        ));
+    }
+    Ok(Some(ApiDef {
+        name,
+        group,
+        kind,
+        plural,
+        singular: text(names.get("singular")),
+        list_kind: text(names.get("listKind")),
+        short_names: string_set(names.get("shortNames")),
+        categories: string_set(names.get("categories")),
+        scope,
+        builtin: false,
+        versions,
+        conversion: text(spec.pointer("/conversion/strategy")),
+    }))
+}
+
+struct Components<'a>(&'a Value);
+
+impl RefResolver for Components<'_> {
+    fn resolve(&self, reference: &str) -> Option<&Value> {
+        let name = reference.strip_prefix("#/components/schemas/")?;
+        self.0.pointer("/components/schemas")?.get(name)
+    }
+}
+
+/// The resources an OpenAPI v3 document (as served at /openapi/v3/apis/G/V) describes, found
+/// through its `.../{resource}/{name}` GET paths. Only the selected ones are parsed (all of
+/// them when nothing was selected).
+pub fn apis_from_openapi(
+    doc: &Value,
+    at: &str,
+    selection: &Selection,
+) -> Result<BTreeMap<String, ApiDef>> {
+    let mut apis = BTreeMap::new();
+    let Some(paths) = doc.get("paths").and_then(Value::as_object) else {
+        return Err(bad_input(at, "OpenAPI document has no paths"));
+    };
+    for (path, item) in paths {
+        let Some((group, version, namespaced, resource)) = resource_path(path) else {
+            continue;
+        };
+        let key = builtin_key(&group, &version, &resource);
+        let wanted = if selection.builtins.is_empty() {
+            selection.names.is_empty() && selection.groups.is_empty()
+                || selection.groups.iter().any(|g| g == &group)
+        } else {
+            selection.builtins.iter().any(|b| b.key() == key)
+        };
+        if !wanted || apis.contains_key(&key) && !namespaced {
+            continue;
+        }
+        let Some(reference) = item
+            .pointer("/get/responses/200/content/application~1json/schema/$ref")
+            .and_then(Value::as_str)
+        else {
+            continue;
+        };
+        let resolver = Components(doc);
+        let Some(component) = resolver.resolve(reference) else {
+            return Err(bad_input(
+                at,
+                format!("{path}: unresolvable $ref {reference:?}"),
+            ));
+        };
+        let kind = component
+            .pointer("/x-kubernetes-group-version-kind/0/kind")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| reference.rsplit('.').next().unwrap_or("").to_string());
+        let schema = model::parse_openapi_schema(
+            &serde_json::json!({"$ref": reference}),
+            reference,
+            &resolver,
+        )
+        .map_err(|e| schema_errors(at, reference, &e))?;
+        let mut versions = BTreeMap::new();
+        versions.insert(
+            version.clone(),
+            VersionDef {
+                served: true,
+                storage: true,
+                deprecated: false,
+                schema,
+                subresources: Value::Null,
+                printer_columns: Vec::new(),
+                selectable_fields: Vec::new(),
+            },
+        );
+        apis.insert(
+            key.clone(),
+            ApiDef {
+                name: key,
+                group,
+                kind,
+                plural: resource,
+                singular: None,
+                list_kind: None,
+                short_names: Default::default(),
+                categories: Default::default(),
+                scope: if namespaced { "Namespaced" } else { "Cluster" }.to_string(),
+                builtin: true,
+                versions,
+                conversion: None,
+            },
+        );
+    }
+    Ok(apis)
+}
+
+/// `/apis/G/V/namespaces/{namespace}/R/{name}` or `/api/V/R/{name}` -> (G, V, namespaced, R).
+fn resource_path(path: &str) -> Option<(String, String, bool, String)> {
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let (group, rest) = match parts.as_slice() {
+        ["api", rest @ ..] => ("", rest),
+        ["apis", g, rest @ ..] => (*g, rest),
+        _ => return None,
+    };
+    let (version, namespaced, resource) = match rest {
+        [v, "namespaces", "{namespace}", r, "{name}"] => (*v, true, *r),
+        [v, r, "{name}"] => (*v, false, *r),
+        _ => return None,
+    };
+    if resource.starts_with('{') {
+        return None;
+    }
+    Some((
+        group.to_string(),
+        version.to_string(),
+        namespaced,
+        resource.to_string(),
+    ))
+}
+
+/// Expands `-f` arguments: files as given, directories to their *.yaml/*.yml/*.json files
+/// (sorted, not recursive, like `kubectl apply -f DIR`), `-` to stdin.
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" {
+            out.push(p.clone());
+            continue;
+        }
+        let meta = std::fs::metadata(p).map_err(|e| bad_input(&p.display().to_string(), e))?;
+        if meta.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| bad_input(&p.display().to_string(), e))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.is_file()
+                        && f.extension()
+                            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+                })
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(bad_input(
+                    &p.display().to_string(),
+                    "directory has no .yaml, .yml or .json files",
+                ));
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Reads one `-f` source (a file, all files of a directory, or stdin) into one labelled source.
+pub fn load_file_source(path: &Path, selection: &Selection) -> Result<SourceSchemas> {
+    let label = if path.as_os_str() == "-" {
+        "stdin".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let files = expand_paths(&[path.to_path_buf()])?;
+    let mut apis = BTreeMap::new();
+    for file in files {
+        let name = if file.as_os_str() == "-" {
+            "stdin".to_string()
+        } else {
+            file.display().to_string()
+        };
+        let text = if file.as_os_str() == "-" {
+            std::io::read_to_string(std::io::stdin()).map_err(|e| bad_input("stdin", e))?
+        } else {
+            std::fs::read_to_string(&file).map_err(|e| bad_input(&name, e))?
+        };
+        let docs = parse_documents(&text, &name)?;
+        if docs.is_empty() {
+            return Err(bad_input(&name, "contains no documents"));
+        }
+        for (key, api) in apis_from_documents(docs, &name, selection)? {
+            if apis.insert(key.clone(), api).is_some() {
+                return Err(bad_input(
+                    &label,
+                    format!("{key} is defined more than once"),
+                ));
+            }
+        }
+    }
+    Ok(SourceSchemas {
+        label,
+        origin: Origin::File {
+            path: path.display().to_string(),
+        },
+        apis,
+    })
+}
+
+/// Reads a live cluster: one list call for all CRDs, and one OpenAPI v3 document per built-in
+/// group-version asked for.
+pub async fn load_cluster(cluster: &Cluster, selection: &Selection) -> Result<SourceSchemas> {
+    let label = cluster.context.clone();
+    let mut apis = BTreeMap::new();
+    if selection.wants_crds() {
+        let request = http::Request::get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            .body(Vec::new())
+            .map_err(|e| Error::Failed {
+                message: e.to_string(),
+            })?;
+        let list: Value = cluster
+            .call(
+                "list CustomResourceDefinitions",
+                cluster.client.request(request),
+            )
+            .await?;
+        for (i, item) in list
+            .get("items")
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .enumerate()
+        {
+            let mut item = item.clone();
+            // List items carry no apiVersion/kind of their own.
+            item["apiVersion"] = Value::from("apiextensions.k8s.io/v1");
+            item["kind"] = Value::from("CustomResourceDefinition");
+            if let Some(api) = crd_from_value(&item, &format!("{label} items[{i}]"), selection)? {
+                apis.insert(api.name.clone(), api);
+            }
+        }
+    }
+    if !selection.builtins.is_empty() {
+        let index: Value = cluster
+            .call(
+                "read the OpenAPI v3 index",
+                cluster.client.request(get_request("/openapi/v3")?),
+            )
+            .await?;
+        let mut group_versions: Vec<String> = selection
+            .builtins
+            .iter()
+            .map(BuiltinRef::openapi_path)
+            .collect();
+        group_versions.sort();
+        group_versions.dedup();
+        for gv in group_versions {
+            let Some(url) = index
+                .pointer(&format!(
+                    "/paths/{}/serverRelativeURL",
+                    gv.replace('~', "~0").replace('/', "~1")
+                ))
+                .and_then(Value::as_str)
+            else {
+                continue; // Not served there: shows up as missing in the presence matrix.
+            };
+            let doc: Value = cluster
+                .call(
+                    &format!("read /openapi/v3/{gv}"),
+                    cluster.client.request(get_request(url)?),
+                )
+                .await?;
+            apis.extend(apis_from_openapi(
+                &doc,
+                &format!("{label} /openapi/v3/{gv}"),
+                selection,
+            )?);
+        }
+    }
+    Ok(SourceSchemas {
+        label,
+        origin: Origin::Cluster {
+            context: cluster.context.clone(),
+            server: cluster.server.clone(),
+            version: cluster.git_version().to_string(),
+        },
+        apis,
+    })
+}
+
+fn get_request(url: &str) -> Result<http::Request<Vec<u8>>> {
+    http::Request::get(url)
+        .body(Vec::new())
+        .map_err(|e| Error::Failed {
+            message: e.to_string(),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WIDGET: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  scope: Namespaced
+  names: {plural: widgets, singular: widget, kind: Widget, shortNames: [wd]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec: {type: object, properties: {size: {type: integer}}}
+"#;
+
+    #[test]
+    fn a_crd_file_becomes_one_api() {
+        let docs = parse_documents(WIDGET, "w.yaml").unwrap();
+        let apis = apis_from_documents(docs, "w.yaml", &Selection::default()).unwrap();
+        let api = &apis["widgets.example.com"];
+        assert_eq!(
+            (api.kind.as_str(), api.scope.as_str()),
+            ("Widget", "Namespaced")
+        );
+        assert_eq!(api.storage_version(), Some("v1"));
+        assert_eq!(
+            api.versions["v1"].schema.properties["spec"].properties["size"].type_name(),
+            "integer"
+        );
+    }
+
+    #[test]
+    fn selection_by_name_and_group_filters() {
+        let docs = parse_documents(WIDGET, "w.yaml").unwrap();
+        let by_other_group = Selection {
+            groups: vec!["other.io".into()],
+            ..Default::default()
+        };
+        assert!(
+            apis_from_documents(docs.clone(), "w", &by_other_group)
+                .unwrap()
+                .is_empty()
+        );
+        let builtin_only = Selection {
+            builtins: vec![BuiltinRef::parse("apps/v1/deployments").unwrap()],
+            ..Default::default()
+        };
+        assert!(
+            apis_from_documents(docs, "w", &builtin_only)
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn bad_input_names_the_file_and_what_is_wrong() {
+        let err = parse_documents("a: [1, 2", "broken.yaml").unwrap_err();
+        assert!(
+            err.to_string().starts_with("broken.yaml: invalid YAML"),
+            "{err}"
+        );
+        let pod = parse_documents(
+            "apiVersion: v1\nkind: Pod\nmetadata: {name: x}\n",
+            "pod.yaml",
+        )
+        .unwrap();
+        let err = apis_from_documents(pod, "pod.yaml", &Selection::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("pod.yaml: is a v1 Pod, not a CustomResourceDefinition"),
+            "{err}"
+        );
+        let untyped = WIDGET.replace("size: {type: integer}", "size: {minimum: 1}");
+        let docs = parse_documents(&untyped, "u.yaml").unwrap();
+        let err = apis_from_documents(docs, "u.yaml", &Selection::default()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("u.yaml (widgets.example.com): the CRD is not a valid structural schema")
+                && err
+                    .to_string()
+                    .contains("properties[size].type: Required value"),
+            "{err}"
+        );
+        assert_eq!(err.exit_code(), 2);
+    }
+
+    #[test]
+    fn builtin_refs_parse_with_and_without_core() {
+        assert_eq!(
+            BuiltinRef::parse("apps/v1/statefulsets").unwrap().key(),
+            "apps/v1/statefulsets"
+        );
+        assert_eq!(BuiltinRef::parse("v1/pods").unwrap().key(), "core/v1/pods");
+        assert_eq!(
+            BuiltinRef::parse("core/v1/pods").unwrap().openapi_path(),
+            "api/v1"
+        );
+        assert!(BuiltinRef::parse("StatefulSet").is_err());
+        assert!(BuiltinRef::parse("apps/v1/StatefulSets").is_err());
+    }
+
+    #[test]
+    fn resource_paths_of_openapi_documents() {
+        assert_eq!(
+            resource_path("/apis/apps/v1/namespaces/{namespace}/statefulsets/{name}"),
+            Some(("apps".into(), "v1".into(), true, "statefulsets".into()))
+        );
+        assert_eq!(
+            resource_path("/api/v1/nodes/{name}"),
+            Some(("".into(), "v1".into(), false, "nodes".into()))
+        );
+        assert_eq!(
+            resource_path("/apis/apps/v1/namespaces/{namespace}/statefulsets/{name}/scale"),
+            None
+        );
+        assert_eq!(resource_path("/apis/apps/v1/statefulsets"), None);
+    }
+}
