@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one command that runs every test: it builds the control plane (cached outside the repo),
-# starts two real local clusters, runs the lint gates and the whole cargo test suite against them,
+# starts three real local clusters, runs the lint gates and the whole cargo test suite against them,
 # checks install.sh, and stops the clusters afterwards, whatever happened.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +22,7 @@ export KM_CLUSTERS_DIR=$repo/target/test-clusters
 trap 'step "stopping the test clusters"; tests/cluster/stop.sh' EXIT
 step "starting the test clusters"
 # Every test binds fresh PVs from the pool, and retained ones are not reused.
-kubeconfig=$(KM_PV_POOL=200 tests/cluster/start.sh a b)
+kubeconfig=$(KM_PV_POOL=200 tests/cluster/start.sh a b c)
 
 step "cargo test"
 # Not --all-targets: that would also run the benchmarks, which have their own command.

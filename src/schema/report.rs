@@ -416,15 +416,17 @@ impl Report {
     fn summary_line(&self) -> String {
         let s = &self.summary;
         format!(
-            "{} API(s) compared across {} sources, {} with differences: {} breaking, {} compatible, {} informational (baseline {}; --fail-on {})",
+            "{} of {} API(s) differ across {} sources: {} breaking, {} compatible, {} informational.\n\
+             Judged from {}; findings at or above --fail-on {}: {}.",
+            s.apis_with_differences,
             s.apis,
             self.sources.len(),
-            s.apis_with_differences,
             s.breaking,
             s.compatible,
             s.informational,
             self.baseline,
-            self.fail_on
+            self.fail_on,
+            s.failing
         )
     }
 }

@@ -4,11 +4,24 @@
 #
 #   tests/cluster/build.sh        prints the bin directory on stdout when done
 #
-# Environment: KM_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-migrate).
+# Environment: KM_CACHE_DIR (default ${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-migrate);
+#   KM_KUBERNETES_VERSION   build this Kubernetes release instead of the pinned one (e.g. v1.34.4;
+#                           capture-openapi.sh uses it); its binaries get their own cache directory
+#   KM_BUILD_ONLY           build only these, space-separated, out of: kube-apiserver
+#                           kube-controller-manager kube-scheduler kubectl etcd kwok (default: all);
+#                           the bin directory then links only what is in the cache
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
 source "$here/versions.env"
+KUBERNETES_VERSION=${KM_KUBERNETES_VERSION:-$KUBERNETES_VERSION}
+[[ $KUBERNETES_VERSION =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "build: bad Kubernetes version '$KUBERNETES_VERSION' (want v1.X.Y)" >&2; exit 1; }
+k8s_all=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+read -r -a only <<<"${KM_BUILD_ONLY:-${k8s_all[*]} etcd kwok}"
+for b in "${only[@]}"; do
+  case " ${k8s_all[*]} etcd kwok " in *" $b "*) ;; *) echo "build: KM_BUILD_ONLY: unknown '$b'" >&2; exit 1 ;; esac
+done
+wanted() { case " ${only[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 cache=${KM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-migrate}
 k8s_bin=$cache/kubernetes-$KUBERNETES_VERSION
@@ -22,8 +35,8 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod GOTOOLCHAIN=local
 # The wrapper module for k8s.io/kubernetes: its own go.mod replaces each staging module with a
 # relative path, which a dependency may not do, so we replace them with the published versions.
 build_kubernetes() {
-  local want=(kube-apiserver kube-controller-manager kube-scheduler kubectl) missing=()
-  for b in "${want[@]}"; do [ -x "$k8s_bin/$b" ] || missing+=("$b"); done
+  local missing=()
+  for b in "${k8s_all[@]}"; do wanted "$b" && { [ -x "$k8s_bin/$b" ] || missing+=("$b"); }; done
   [ ${#missing[@]} -eq 0 ] && return 0
   local ver=$KUBERNETES_VERSION staging_ver=v0.${KUBERNETES_VERSION#v1.}
   local minor=${ver#v1.}; minor=${minor%%.*}
@@ -37,7 +50,7 @@ build_kubernetes() {
     [ -f "$upstream_mod" ] || { log "could not download k8s.io/kubernetes@$ver"; exit 1; }
     # Go version and godebug settings must match upstream's, or behaviour differs.
     go mod edit -go="$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$upstream_mod")"
-    sed -n '/^godebug/,/^)/p;/^godebug [^(]/p' "$upstream_mod" >> go.mod
+    awk '/^godebug \(/{block=1} block{print} block&&/^\)/{block=0} /^godebug [^(]/{print}' "$upstream_mod" >> go.mod
     go mod edit -require="k8s.io/kubernetes@$ver"
     grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/' "$upstream_mod" | awk '{print $1}' | sort -u |
       while read -r m; do go mod edit -replace="$m=$m@$staging_ver"; done
@@ -57,6 +70,7 @@ build_kubernetes() {
 }
 
 build_etcd() {
+  wanted etcd || return 0
   [ -x "$etcd_bin/etcd" ] && return 0
   local work; work=$(mktemp -d)
   log "etcd $ETCD_VERSION: building"
@@ -72,6 +86,7 @@ build_etcd() {
 
 # KWOK lives in its own module so that its k8s.io versions do not fight the control plane's.
 build_kwok() {
+  wanted kwok || return 0
   [ -x "$kwok_bin/kwok" ] && [ -f "$kwok_bin/stages.yaml" ] && return 0
   local work; work=$(mktemp -d)
   log "kwok $KWOK_VERSION: building"
@@ -106,6 +121,7 @@ build_kubernetes
 bin=$cache/bin-$KUBERNETES_VERSION-$ETCD_VERSION-$KWOK_VERSION
 mkdir -p "$bin"
 for f in "$k8s_bin"/* "$etcd_bin/etcd" "$kwok_bin/kwok" "$kwok_bin/stages.yaml"; do
+  [ -e "$f" ] || continue # only with KM_BUILD_ONLY: the full build makes all of them
   ln -sf "$f" "$bin/$(basename "$f")"
 done
 echo "$bin"

@@ -15,6 +15,8 @@ use kube::{Api, Client, Config};
 
 pub const CONTEXT_A: &str = "km-a";
 pub const CONTEXT_B: &str = "km-b";
+/// The third cluster, where schema-diff tests install the LCD.
+pub const CONTEXT_C: &str = "km-c";
 
 const HOW_TO_START: &str = "the local clusters are not running: run `scripts/test.sh` (it builds \
     and starts them), or start them with `tests/cluster/start.sh` and export \

@@ -1,0 +1,571 @@
+//! `schema-diff` against real API servers: two releases of one CRD installed in clusters A and
+//! B, the findings checked, and the tool's claims about the LCD checked on the servers
+//! themselves (installed on a third cluster, objects dry-run created with
+//! fieldValidation=Strict).
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::PostParams;
+use kube::{Api, Client};
+use serde_json::Value;
+use support::{
+    CONTEXT_A, CONTEXT_B, CONTEXT_C, TestNamespace, client, kubeconfig_path, poll_until,
+};
+
+fn data(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/schema")
+            .join(name),
+    )
+    .unwrap()
+}
+
+/// The fixture with its API group made unique, so reruns and other tests never collide.
+fn with_group(text: &str, group: &str) -> String {
+    text.replace("km.example.com", group)
+}
+
+fn plugin() -> Command {
+    let mut cmd = Command::cargo_bin("kubectl-migrate").unwrap();
+    cmd.env("NO_COLOR", "1")
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path());
+    cmd
+}
+
+/// Installs a CRD and waits until it is Established; deletes it when the guard drops.
+struct InstalledCrd {
+    context: &'static str,
+    name: String,
+}
+
+impl InstalledCrd {
+    async fn install(client: &Client, context: &'static str, yaml: &str) -> InstalledCrd {
+        let crd: CustomResourceDefinition = serde_saphyr::from_str(yaml).expect("CRD YAML");
+        let name = crd.metadata.name.clone().unwrap();
+        let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+        api.create(&PostParams::default(), &crd)
+            .await
+            .unwrap_or_else(|e| panic!("install {name} on {context}: {e}"));
+        poll_until(
+            Duration::from_secs(30),
+            &format!("{name} Established on {context}"),
+            || async {
+                api.get(&name)
+                    .await
+                    .ok()
+                    .and_then(|c| c.status)
+                    .and_then(|s| s.conditions)
+                    .is_some_and(|cs| {
+                        cs.iter()
+                            .any(|c| c.type_ == "Established" && c.status == "True")
+                    })
+            },
+        )
+        .await;
+        InstalledCrd { context, name }
+    }
+}
+
+impl Drop for InstalledCrd {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(support::cluster_bin_dir().join("kubectl"))
+            .arg("--kubeconfig")
+            .arg(kubeconfig_path())
+            .args([
+                "--context",
+                self.context,
+                "delete",
+                "crd",
+                &self.name,
+                "--wait=false",
+            ])
+            .output();
+    }
+}
+
+fn finding<'a>(
+    report: &'a Value,
+    version: Option<&str>,
+    path: &str,
+    rule: &str,
+) -> Option<&'a Value> {
+    report["apis"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| {
+            f["rule"] == rule
+                && f["path"] == path
+                && f.get("version").and_then(Value::as_str) == version
+        })
+}
+
+fn values(f: &Value) -> Vec<Value> {
+    f["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["value"].clone())
+        .collect()
+}
+
+/// A server-side dry-run create with fieldValidation=Strict, the way a client writing to every
+/// cluster would be judged.
+async fn strict_dry_run(
+    client: &Client,
+    namespace: &str,
+    group: &str,
+    object: &Value,
+) -> Result<(), String> {
+    // kube's PostParams has no fieldValidation, so the query is spelled out.
+    let request = http::Request::post(format!(
+        "/apis/{group}/v1/namespaces/{namespace}/widgets?dryRun=All&fieldValidation=Strict"
+    ))
+    .header("Content-Type", "application/json")
+    .body(serde_json::to_vec(object).unwrap())
+    .unwrap();
+    match client.request_text(request).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) => Err(s.message),
+        Err(e) => panic!("dry run failed for another reason: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn two_releases_of_a_crd_are_told_apart_and_the_lcd_holds_on_every_server() {
+    let (a, b, c) = (
+        client(CONTEXT_A).await,
+        client(CONTEXT_B).await,
+        client(CONTEXT_C).await,
+    );
+    let group = format!("t{}.km.example.com", support::unique_suffix());
+    let crd_name = format!("widgets.{group}");
+    let _in_a =
+        InstalledCrd::install(&a, CONTEXT_A, &with_group(&data("widgets-a.yaml"), &group)).await;
+    let _in_b =
+        InstalledCrd::install(&b, CONTEXT_B, &with_group(&data("widgets-b.yaml"), &group)).await;
+
+    // The findings, read from the live clusters.
+    let output = plugin()
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_A,
+            "--context",
+            CONTEXT_B,
+            &crd_name,
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "breaking differences exit 1: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["schemaVersion"], 1);
+    assert_eq!(report["baseline"], CONTEXT_A);
+    assert_eq!(report["sources"][0]["type"], "cluster");
+    let expected = [
+        (
+            Some("v1"),
+            ".spec.tier",
+            "field-added",
+            "compatible",
+            vec![Value::Null, "string".into()],
+        ),
+        (
+            Some("v1"),
+            ".spec.legacy",
+            "field-removed",
+            "breaking",
+            vec!["string".into(), Value::Null],
+        ),
+        (
+            Some("v1"),
+            ".spec.replicas",
+            "type-changed",
+            "breaking",
+            vec!["integer".into(), "string".into()],
+        ),
+        (
+            Some("v1"),
+            ".spec.color",
+            "enum-narrowed",
+            "breaking",
+            vec!["red, green, blue".into(), "red, green".into()],
+        ),
+        (
+            Some("v1"),
+            ".spec.owner",
+            "required-added",
+            "breaking",
+            vec!["optional".into(), "required".into()],
+        ),
+        (
+            Some("v1"),
+            ".spec.size",
+            "maximum-narrowed",
+            "breaking",
+            vec!["100".into(), "50".into()],
+        ),
+        (
+            Some("v1"),
+            ".spec",
+            "x-kubernetes-validations-added",
+            "breaking",
+            vec![Value::Null, "!has(self.replicas) || self.size >= 2".into()],
+        ),
+        (
+            Some("v2"),
+            "",
+            "version-added",
+            "compatible",
+            vec![Value::Null, "served, storage".into()],
+        ),
+        (
+            Some("v1alpha1"),
+            "",
+            "version-removed",
+            "breaking",
+            vec!["served".into(), Value::Null],
+        ),
+        (
+            None,
+            "",
+            "storageVersion-changed",
+            "informational",
+            vec!["v1".into(), "v2".into()],
+        ),
+    ];
+    for (version, path, rule, class, want_values) in expected {
+        let f = finding(&report, version, path, rule)
+            .unwrap_or_else(|| panic!("missing {rule} at {version:?} {path}: {report:#}"));
+        assert_eq!(f["class"], class, "{rule} at {path}");
+        let got = values(f);
+        // CEL rule values list every rule; a missing value is JSON null either way.
+        if rule == "x-kubernetes-validations-added" {
+            assert!(got[0].is_null() || got[0] == "-", "{got:?}");
+            assert_eq!(got[1], want_values[1]);
+        } else {
+            assert_eq!(got, want_values, "{rule} at {path}");
+        }
+    }
+    assert_eq!(
+        report["apis"][0]["presence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["source"].clone())
+            .collect::<Vec<_>>(),
+        [CONTEXT_A, CONTEXT_B]
+    );
+
+    // The LCD, installed on a third cluster: the server accepts it.
+    let lcd = plugin()
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_A,
+            "--context",
+            CONTEXT_B,
+            &crd_name,
+            "--lcd",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        lcd.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&lcd.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&lcd.stderr);
+    for dropped in [".spec.legacy", ".spec.tier", ".spec.replicas"] {
+        assert!(
+            stderr.contains(&format!("dropped v1 {dropped}")),
+            "{dropped} not listed as dropped: {stderr}"
+        );
+    }
+    let manifest = String::from_utf8(lcd.stdout).unwrap();
+    let _in_c = InstalledCrd::install(&c, CONTEXT_C, manifest.trim_start_matches("---\n")).await;
+
+    // Objects valid under the LCD: every cluster accepts them, strictly.
+    let namespaces = [
+        TestNamespace::create(&a, CONTEXT_A, "schema").await,
+        TestNamespace::create(&b, CONTEXT_B, "schema").await,
+        TestNamespace::create(&c, CONTEXT_C, "schema").await,
+    ];
+    let object = |spec: Value| serde_json::json!({"apiVersion": format!("{group}/v1"), "kind": "Widget", "metadata": {"name": "w"}, "spec": spec});
+    let within_lcd = [
+        serde_json::json!({"size": 10, "owner": "team-a"}),
+        serde_json::json!({"size": 50, "owner": "x", "color": "green", "labels": {"a": "b"}}),
+        serde_json::json!({"size": 1, "owner": "", "ports": [{"name": "http", "port": 80}, {"name": "https", "port": 443}]}),
+        serde_json::json!({"size": 2, "owner": "o", "color": "red", "ports": []}),
+    ];
+    for spec in &within_lcd {
+        for (client, ns) in [
+            (&a, &namespaces[0]),
+            (&b, &namespaces[1]),
+            (&c, &namespaces[2]),
+        ] {
+            strict_dry_run(client, &ns.name, &group, &object(spec.clone()))
+                .await
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "{spec} is valid under the LCD but {} rejects it: {e}",
+                        ns.name
+                    )
+                });
+        }
+    }
+    // Objects that use a field outside the LCD: at least one cluster rejects each, and so does
+    // the LCD cluster.
+    let outside_lcd = [
+        (
+            "tier",
+            serde_json::json!({"size": 10, "owner": "o", "tier": "gold"}),
+        ),
+        (
+            "legacy",
+            serde_json::json!({"size": 10, "owner": "o", "legacy": "x"}),
+        ),
+        (
+            "replicas",
+            serde_json::json!({"size": 10, "owner": "o", "replicas": 3}),
+        ),
+        (
+            "color blue",
+            serde_json::json!({"size": 10, "owner": "o", "color": "blue"}),
+        ),
+        ("size 80", serde_json::json!({"size": 80, "owner": "o"})),
+        ("no owner", serde_json::json!({"size": 10})),
+    ];
+    for (what, spec) in &outside_lcd {
+        let mut rejected_by = Vec::new();
+        for (client, ns, ctx) in [
+            (&a, &namespaces[0], CONTEXT_A),
+            (&b, &namespaces[1], CONTEXT_B),
+        ] {
+            if strict_dry_run(client, &ns.name, &group, &object(spec.clone()))
+                .await
+                .is_err()
+            {
+                rejected_by.push(ctx);
+            }
+        }
+        assert!(
+            !rejected_by.is_empty(),
+            "{what}: outside the LCD, yet both clusters accept it"
+        );
+        assert!(
+            strict_dry_run(&c, &namespaces[2].name, &group, &object(spec.clone()))
+                .await
+                .is_err(),
+            "{what}: the LCD CRD accepts an object that {rejected_by:?} rejects"
+        );
+    }
+
+    // --object --server reports the same, per source.
+    let dir = tempfile::tempdir().unwrap();
+    let inside = dir.path().join("inside.yaml");
+    let outside = dir.path().join("outside.yaml");
+    std::fs::write(&inside, with_group(&data("widget-in-lcd.yaml"), &group)).unwrap();
+    std::fs::write(
+        &outside,
+        with_group(&data("widget-outside-lcd.yaml"), &group),
+    )
+    .unwrap();
+    let checked = plugin()
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_A,
+            "--context",
+            CONTEXT_B,
+            "--object",
+        ])
+        .arg(&inside)
+        .arg("--object")
+        .arg(&outside)
+        .args(["--server", "-n", &namespaces[0].name, "-o", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        checked.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    let verdicts: Value = serde_json::from_slice(&checked.stdout).unwrap();
+    let objects = verdicts["objects"].as_array().unwrap();
+    for r in objects[0]["results"].as_array().unwrap() {
+        assert_eq!(r["local"], "accepted", "{r}");
+    }
+    let outside_results = objects[1]["results"].as_array().unwrap();
+    assert_eq!(outside_results[0]["source"], CONTEXT_A);
+    assert_eq!(outside_results[0]["local"], "rejected");
+    assert!(
+        outside_results[0]["localReasons"][0]
+            .as_str()
+            .unwrap()
+            .contains(".spec.tier: unknown field")
+    );
+    assert_eq!(outside_results[1]["local"], "accepted");
+}
+
+#[tokio::test]
+async fn the_server_dry_run_of_object_uses_each_clusters_namespace_and_strict_validation() {
+    let (a, b) = (client(CONTEXT_A).await, client(CONTEXT_B).await);
+    let group = format!("t{}.km.example.com", support::unique_suffix());
+    let _in_a =
+        InstalledCrd::install(&a, CONTEXT_A, &with_group(&data("widgets-a.yaml"), &group)).await;
+    let _in_b =
+        InstalledCrd::install(&b, CONTEXT_B, &with_group(&data("widgets-b.yaml"), &group)).await;
+    let name = format!("srv-{}", support::unique_suffix());
+    let _ns_a = TestNamespace::create_named(&a, CONTEXT_A, &name).await;
+    let _ns_b = TestNamespace::create_named(&b, CONTEXT_B, &name).await;
+    let dir = tempfile::tempdir().unwrap();
+    let object = dir.path().join("o.yaml");
+    // A string `replicas` with size 1: A rejects the type (locally and on the server); B's
+    // schema accepts it locally, but B's CEL rule (replicas need size >= 2) rejects it, which
+    // only the server can tell.
+    std::fs::write(
+        &object,
+        format!("apiVersion: {group}/v1\nkind: Widget\nmetadata: {{name: w}}\nspec: {{size: 1, owner: o, replicas: \"3\"}}\n"),
+    )
+    .unwrap();
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_A,
+            "--context",
+            CONTEXT_B,
+            "--server",
+            "-n",
+            &name,
+            "-o",
+            "json",
+            "--object",
+        ])
+        .arg(&object)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = v["objects"][0]["results"].as_array().unwrap();
+    // A: the type is wrong, locally and on the server.
+    assert_eq!(
+        (results[0]["local"].as_str(), results[0]["server"].as_str()),
+        (Some("rejected"), Some("rejected"))
+    );
+    // B: locally fine (CEL is not evaluated here, and says so); the server's CEL rule rejects it.
+    assert_eq!(results[1]["local"], "accepted");
+    assert!(
+        !results[1]["unchecked"].as_array().unwrap().is_empty(),
+        "CEL rule listed as unchecked"
+    );
+    assert_eq!(results[1]["server"], "rejected");
+    assert!(
+        results[1]["serverMessage"]
+            .as_str()
+            .unwrap()
+            .contains("replicas need a size of at least 2"),
+        "{results:#?}"
+    );
+}
+
+#[test]
+fn an_unknown_context_is_an_error_that_names_it_and_exits_2() {
+    plugin()
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_A,
+            "--context",
+            "km-nowhere",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "context \"km-nowhere\" not found",
+        ));
+}
+
+/// A built-in type through a live cluster's OpenAPI v3 (v1.36) against a document captured from
+/// a real v1.34 kube-apiserver by tests/cluster/capture-openapi.sh.
+#[tokio::test]
+async fn built_in_jobs_of_a_live_v1_36_cluster_against_a_captured_v1_34_server() {
+    let _ = client(CONTEXT_A).await;
+    let captured = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/schema/openapi/v1.34/apis-batch-v1.json");
+    let baseline = captured.display().to_string();
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_A,
+            "-f",
+            &baseline,
+            "--baseline",
+            &baseline,
+        ])
+        .args(["--builtin", "batch/v1/jobs", "-o", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "only compatible changes: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["apis"][0]["name"], "batch/v1/jobs");
+    assert_eq!(
+        report["sources"][0]["version"],
+        support::pinned_kubernetes_version()
+    );
+    // Fields Kubernetes added between 1.34 and 1.36 (source order: the cluster, then the file).
+    for (path, rule, cluster_value) in [
+        (
+            ".spec.template.spec.schedulingGroup",
+            "field-added",
+            "object",
+        ),
+        (
+            ".spec.template.spec.volumes[*].projected.sources[*].podCertificate.userAnnotations",
+            "field-added",
+            "object",
+        ),
+        (
+            ".spec.template.spec.tolerations[*].operator",
+            "enum-widened",
+            "Equal, Exists, Gt, Lt",
+        ),
+        (
+            ".spec.podFailurePolicy.rules[*].onPodConditions[*].status",
+            "required-removed",
+            "optional",
+        ),
+    ] {
+        let f = finding(&report, Some("v1"), path, rule)
+            .unwrap_or_else(|| panic!("missing {rule} at {path}: {report:#}"));
+        assert_eq!(f["class"], "compatible");
+        assert_eq!(values(f)[0], cluster_value, "{path}");
+    }
+}

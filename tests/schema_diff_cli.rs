@@ -1,0 +1,604 @@
+//! `schema-diff` on files, without clusters: exit codes, output formats, selection, --lcd,
+//! --object, built-in types from captured OpenAPI documents, and bad input.
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/schema")
+        .join(name)
+}
+
+fn plugin() -> Command {
+    let mut cmd = Command::cargo_bin("kubectl-migrate").unwrap();
+    cmd.env("NO_COLOR", "1")
+        .env("KUBECONFIG", "/nonexistent/kubeconfig")
+        .env("COLUMNS", "100")
+        .current_dir(data(""));
+    cmd
+}
+
+fn json_report(args: &[&str]) -> (i32, Value) {
+    let out = plugin()
+        .args(["schema-diff"])
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (code, report)
+}
+
+fn rules(report: &Value) -> Vec<String> {
+    report["apis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["findings"].as_array().unwrap().iter())
+        .map(|f| {
+            format!(
+                "{} {} {}",
+                f["rule"].as_str().unwrap(),
+                f["path"].as_str().unwrap(),
+                f["class"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn two_releases_exit_1_with_breaking_findings_and_0_with_fail_on_none() {
+    let (code, report) = json_report(&["-f", "widgets-a.yaml", "-f", "widgets-b.yaml"]);
+    assert_eq!(code, 1);
+    assert_eq!(report["schemaVersion"], 1);
+    assert_eq!(report["baseline"], "widgets-a.yaml");
+    assert_eq!(report["failOn"], "breaking");
+    assert_eq!(report["summary"]["breaking"], 7);
+    let found = rules(&report);
+    for want in [
+        "field-added .spec.tier compatible",
+        "field-removed .spec.legacy breaking",
+        "type-changed .spec.replicas breaking",
+        "enum-narrowed .spec.color breaking",
+        "required-added .spec.owner breaking",
+        "x-kubernetes-validations-added .spec breaking",
+        "maximum-narrowed .spec.size breaking",
+        "version-added  compatible",
+        "version-removed  breaking",
+        "storageVersion-changed  informational",
+    ] {
+        assert!(
+            found.contains(&want.to_string()),
+            "missing {want:?} in {found:#?}"
+        );
+    }
+    plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "--fail-on",
+            "none",
+        ])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn the_baseline_decides_the_direction() {
+    let (code, report) = json_report(&[
+        "-f",
+        "widgets-a.yaml",
+        "-f",
+        "widgets-b.yaml",
+        "--baseline",
+        "widgets-b.yaml",
+    ]);
+    assert_eq!(code, 1);
+    let found = rules(&report);
+    // Seen from B, A has a field B lacks (an addition) and a looser maximum.
+    assert!(
+        found.contains(&"field-added .spec.legacy compatible".to_string()),
+        "{found:#?}"
+    );
+    assert!(
+        found.contains(&"maximum-widened .spec.size compatible".to_string()),
+        "{found:#?}"
+    );
+    assert!(
+        found.contains(&"enum-widened .spec.color compatible".to_string()),
+        "{found:#?}"
+    );
+    assert!(
+        found.contains(&"field-removed .spec.tier breaking".to_string()),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn identical_sources_exit_0_even_with_fail_on_any() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("widgets-a.yaml"), dir.path().join("copy.yaml")).unwrap();
+    let copy = dir.path().join("copy.yaml");
+    plugin()
+        .args(["schema-diff", "-f", "widgets-a.yaml", "-f"])
+        .arg(&copy)
+        .args(["--fail-on", "any"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("no differences"));
+}
+
+#[test]
+fn fail_on_any_counts_informational_findings_and_ignore_removes_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let reworded = std::fs::read_to_string(data("widgets-a.yaml"))
+        .unwrap()
+        .replace(
+            "phase: {type: string}",
+            "phase: {type: string, description: the phase}",
+        );
+    std::fs::write(dir.path().join("r.yaml"), reworded).unwrap();
+    let other = dir.path().join("r.yaml").display().to_string();
+    let args = ["schema-diff", "-f", "widgets-a.yaml", "-f", &other];
+    plugin().args(args).assert().code(0);
+    plugin()
+        .args(args)
+        .args(["--fail-on", "any"])
+        .assert()
+        .code(1);
+    plugin()
+        .args(args)
+        .args(["--fail-on", "any", "--ignore", "description-changed"])
+        .assert()
+        .code(0);
+    let (_, report) = json_report(&[
+        "-f",
+        "widgets-a.yaml",
+        "-f",
+        "widgets-b.yaml",
+        "--ignore",
+        "enum-narrowed",
+    ]);
+    assert!(
+        !rules(&report)
+            .iter()
+            .any(|r| r.starts_with("enum-narrowed"))
+    );
+    assert_eq!(report["ignoredRules"], serde_json::json!(["enum-narrowed"]));
+}
+
+#[test]
+fn the_table_groups_by_version_and_fits_100_columns() {
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "wider than 100 columns: {line:?}"
+        );
+    }
+    for want in [
+        "widgets.km.example.com  (Widget, Namespaced)",
+        "version v1:",
+        "WIDGETS-A.YAML",
+        ".spec.legacy",
+        "field removed",
+        "breaking",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    assert!(
+        text.contains("informational hidden; --all shows them"),
+        "{text}"
+    );
+}
+
+#[test]
+fn markdown_is_a_table_for_pull_requests() {
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "-o",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.starts_with("### kubectl migrate schema-diff"), "{md}");
+    assert!(
+        md.contains("| PATH | CHANGE | CLASS | WIDGETS-A.YAML | WIDGETS-B.YAML |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| .spec.legacy | field removed | breaking | string | - |"),
+        "{md}"
+    );
+    assert!(!md.contains('\u{1b}'), "no colour codes in markdown");
+}
+
+#[test]
+fn yaml_output_carries_the_same_report() {
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "-o",
+            "yaml",
+        ])
+        .output()
+        .unwrap();
+    let yaml: Value = serde_saphyr::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let (_, json) = json_report(&["-f", "widgets-a.yaml", "-f", "widgets-b.yaml"]);
+    assert_eq!(yaml, json);
+}
+
+#[test]
+fn lcd_prints_a_crd_that_parses_back_and_lists_what_it_dropped() {
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "--lcd",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains("dropped v1 .spec.legacy (declared in widgets-a.yaml)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("dropped v1 .spec.tier (declared in widgets-b.yaml)"),
+        "{stderr}"
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+    assert_eq!(docs.len(), 1);
+    let crd = &docs[0];
+    assert_eq!(crd["kind"], "CustomResourceDefinition");
+    let versions = crd["spec"]["versions"].as_array().unwrap();
+    assert_eq!(versions.len(), 1, "only v1 is served by both");
+    let spec = &versions[0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(spec["required"], serde_json::json!(["owner", "size"]));
+    assert_eq!(spec["properties"]["size"]["maximum"], 50);
+    assert_eq!(
+        spec["properties"]["color"]["enum"],
+        serde_json::json!(["green", "red"])
+    );
+    assert!(spec["properties"].get("tier").is_none() && spec["properties"].get("legacy").is_none());
+    // The LCD, fed back in, is a valid source that differs from neither in a breaking way for
+    // clients of the LCD.
+    let dir = tempfile::tempdir().unwrap();
+    let lcd = dir.path().join("lcd.yaml");
+    std::fs::write(&lcd, &text).unwrap();
+    for other in ["widgets-a.yaml", "widgets-b.yaml"] {
+        let (_, report) = json_report(&[
+            "-f",
+            lcd.to_str().unwrap(),
+            "-f",
+            other,
+            "--ignore",
+            "version-added",
+        ]);
+        let breaking: Vec<String> = rules(&report)
+            .into_iter()
+            .filter(|r| r.ends_with("breaking"))
+            .collect();
+        // .spec.replicas is declared but unsettable in the LCD; everything else only widens.
+        assert!(
+            breaking.iter().all(|r| r.contains(".spec.replicas")),
+            "{other}: {breaking:#?}"
+        );
+    }
+    let json = plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "--lcd",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let list: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(list["kind"], "List");
+    assert_eq!(list["items"][0], docs[0]);
+}
+
+#[test]
+fn lcd_without_a_common_version_exits_1_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let only_v9 = std::fs::read_to_string(data("widgets-a.yaml"))
+        .unwrap()
+        .replace("- name: v1\n", "- name: v9\n")
+        .replace("name: v1alpha1", "name: v8");
+    std::fs::write(dir.path().join("v9.yaml"), only_v9).unwrap();
+    plugin()
+        .args(["schema-diff", "-f", "widgets-b.yaml", "--lcd", "-f"])
+        .arg(dir.path().join("v9.yaml"))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "no LCD: no version is served by every source",
+        ));
+}
+
+#[test]
+fn objects_are_checked_against_every_source_locally() {
+    let (code, report) = json_report(&[
+        "-f",
+        "widgets-a.yaml",
+        "-f",
+        "widgets-b.yaml",
+        "--object",
+        "widget-in-lcd.yaml",
+        "--object",
+        "widget-outside-lcd.yaml",
+    ]);
+    assert_eq!(code, 1, "an object is rejected somewhere");
+    let objects = report["objects"].as_array().unwrap();
+    assert_eq!(objects[0]["object"], "Widget/common");
+    assert!(
+        objects[0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["local"] == "accepted")
+    );
+    assert_eq!(objects[1]["results"][0]["local"], "rejected");
+    assert_eq!(
+        objects[1]["results"][0]["localReasons"][0],
+        ".spec.tier: unknown field (rejected with fieldValidation=Strict)"
+    );
+    assert_eq!(objects[1]["results"][1]["local"], "accepted");
+    plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "--object",
+            "widget-in-lcd.yaml",
+        ])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn sources_can_be_directories_and_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(data("widgets-a.yaml"), dir.path().join("a.yaml")).unwrap();
+    std::fs::write(dir.path().join("README.txt"), "not a manifest").unwrap();
+    let out = plugin()
+        .args(["schema-diff", "-f"])
+        .arg(dir.path())
+        .args(["-f", "-", "-o", "json"])
+        .write_stdin(std::fs::read_to_string(data("widgets-b.yaml")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["sources"][1]["label"], "stdin");
+    assert_eq!(report["summary"]["breaking"], 7);
+}
+
+#[test]
+fn selection_by_name_and_group() {
+    let (_, by_name) = json_report(&[
+        "-f",
+        "widgets-a.yaml",
+        "-f",
+        "widgets-b.yaml",
+        "widgets.km.example.com",
+    ]);
+    assert_eq!(by_name["apis"].as_array().unwrap().len(), 1);
+    let (code, by_group) = json_report(&[
+        "-f",
+        "widgets-a.yaml",
+        "-f",
+        "widgets-b.yaml",
+        "--group",
+        "other.example.com",
+    ]);
+    assert_eq!((code, by_group["apis"].as_array().unwrap().len()), (0, 0));
+    plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "gadgets.km.example.com",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "no source has a CRD named \"gadgets.km.example.com\"",
+        ));
+}
+
+#[test]
+fn built_in_types_from_openapi_documents_of_two_real_api_servers() {
+    let (code, report) = json_report(&[
+        "-f",
+        "openapi/v1.34/apis-apps-v1.json",
+        "-f",
+        "openapi/v1.36/apis-apps-v1.json",
+        "--builtin",
+        "apps/v1/statefulsets",
+    ]);
+    assert_eq!(code, 0, "1.34 -> 1.36 only adds to StatefulSet");
+    assert_eq!(report["apis"][0]["name"], "apps/v1/statefulsets");
+    assert_eq!(report["apis"][0]["kind"], "StatefulSet");
+    let found = rules(&report);
+    for want in [
+        "field-added .spec.template.spec.schedulingGroup compatible",
+        "field-added .spec.template.spec.volumes[*].projected.sources[*].podCertificate.userAnnotations compatible",
+        "enum-widened .spec.template.spec.tolerations[*].operator compatible",
+    ] {
+        assert!(
+            found.contains(&want.to_string()),
+            "missing {want:?} in {found:#?}"
+        );
+    }
+    let (code, pods) = json_report(&[
+        "-f",
+        "openapi/v1.34/api-v1.json",
+        "-f",
+        "openapi/v1.36/api-v1.json",
+        "--builtin",
+        "core/v1/pods",
+    ]);
+    assert_eq!(code, 0);
+    let found = rules(&pods);
+    for want in [
+        "field-added .status.resources compatible",
+        "field-added .status.allocatedResources compatible",
+        "field-added .spec.schedulingGroup compatible",
+    ] {
+        assert!(
+            found.contains(&want.to_string()),
+            "missing {want:?} in {found:#?}"
+        );
+    }
+    // And the other way round, 1.36 as the baseline: fields a 1.34 server does not know.
+    let (code, back) = json_report(&[
+        "-f",
+        "openapi/v1.36/apis-batch-v1.json",
+        "-f",
+        "openapi/v1.34/apis-batch-v1.json",
+        "--builtin",
+        "batch/v1/cronjobs",
+    ]);
+    assert_eq!(code, 1);
+    let found = rules(&back);
+    assert!(
+        found.contains(
+            &"field-removed .spec.jobTemplate.spec.template.spec.schedulingGroup breaking"
+                .to_string()
+        ),
+        "{found:#?}"
+    );
+    assert!(
+        found.contains(
+            &"enum-narrowed .spec.jobTemplate.spec.template.spec.tolerations[*].operator breaking"
+                .to_string()
+        ),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn bad_input_names_the_file_and_exits_2() {
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["-f", "widgets-a.yaml", "-f", "malformed.yaml"],
+            "malformed.yaml: invalid YAML",
+        ),
+        (
+            &["-f", "widgets-a.yaml", "-f", "not-structural.yaml"],
+            "not-structural.yaml (gadgets.km.example.com): the CRD is not a valid structural schema",
+        ),
+        (
+            &["-f", "widgets-a.yaml", "-f", "deployment.yaml"],
+            "deployment.yaml: is a Deployment (apps/v1), not a CustomResourceDefinition",
+        ),
+        (
+            &["-f", "widgets-a.yaml", "-f", "missing.yaml"],
+            "missing.yaml: No such file",
+        ),
+        (&["-f", "widgets-a.yaml"], "needs at least two sources"),
+        (
+            &[
+                "-f",
+                "widgets-a.yaml",
+                "-f",
+                "widgets-b.yaml",
+                "--ignore",
+                "nonsense",
+            ],
+            "--ignore \"nonsense\" is not a rule",
+        ),
+        (
+            &[
+                "-f",
+                "widgets-a.yaml",
+                "-f",
+                "widgets-b.yaml",
+                "--builtin",
+                "StatefulSet",
+            ],
+            "expected GROUP/VERSION/RESOURCE",
+        ),
+        (
+            &[
+                "-f",
+                "widgets-a.yaml",
+                "-f",
+                "widgets-b.yaml",
+                "--baseline",
+                "x.yaml",
+            ],
+            "--baseline \"x.yaml\" is not one of the sources",
+        ),
+        (
+            &["--context", "km-a", "--context", "km-b"],
+            "cannot read kubeconfig",
+        ),
+    ];
+    for (args, message) in cases {
+        plugin()
+            .arg("schema-diff")
+            .args(args)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(message));
+    }
+}
+
+#[test]
+fn markdown_is_only_for_schema_diff() {
+    plugin()
+        .args(["version", "--client", "-o", "markdown"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("-o markdown is for schema-diff"));
+}
