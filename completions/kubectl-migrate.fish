@@ -101,20 +101,72 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-d
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s V -l version -d 'Print version'
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
 yaml\t''
 markdown\t'A Markdown table, for pull-request comments'"
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
 always\t''
 never\t''"
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -f -a "simulate" -d 'Play a scenario of pod outcomes through the Job controller\'s decisions'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -f -a "explain" -d 'Explain a live Job: each failed pod\'s rule, how close it is to each limit, and what the next failure of each common kind would do'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check" -f -a "check" -d 'Validate a Job\'s failure handling by the API server\'s rules, and check feature support'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -s f -l filename -d 'The Job manifest (YAML or JSON; - for stdin)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l scenario -d 'A scenario file of pod outcomes' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l fail -d 'A failed pod, in order (repeatable). Comma-separated parts: exit=N (the first container exits N), exit=NAME:N (that container; repeat for several), init=NAME:N (an init container), condition=TYPE[/REASON][=STATUS] (a pod condition, status True by default), index=I (Indexed Jobs), after=DURATION (time since the previous outcome). Shorthands: oom (exit=137), evicted (condition=DisruptionTarget/EvictionByEvictionAPI), preempted (condition=DisruptionTarget/PreemptionByScheduler). Example: --fail exit=137 --fail index=2,condition=DisruptionTarget/EvictionByEvictionAPI' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l succeed -d 'A pod that succeeds (after every --fail); `index=I` for Indexed Jobs, `after=DURATION`' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l k8s-version -d 'Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With --context, the cluster\'s own version is used' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s f -l filename -d 'The Job manifest (YAML or JSON; - for stdin)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -l k8s-version -d 'Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With --context, the cluster\'s own version is used' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
+json\t''
+yaml\t''
+markdown\t'A Markdown table, for pull-request comments'"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -l color -d 'When to colour output; NO_COLOR in the environment means never, unless "always" is given' -r -f -a "auto\t''
+always\t''
+never\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s v -l verbose -d 'More detail on stderr; repeat for more (-vv)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s V -l version -d 'Print version'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l kubeconfig -d 'Path to the kubeconfig file (default: $KUBECONFIG, merged, or ~/.kube/config)' -r -F
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -l context -d 'The kubeconfig context to use (default: the current context). schema-diff takes it several times, once per cluster to compare' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand version" -s n -l namespace -d 'The namespace (default: the context\'s namespace, else "default")' -r

@@ -54,11 +54,10 @@ pub enum Command {
     #[command(
         name = "failure-policy",
         long_about = "Simulate and explain Job podFailurePolicy, backoffLimit and per-index \
-            behaviour exactly as the Job controller decides, for a chosen Kubernetes version, and \
-            replay the failed pods of a live Job.\n\n\
-            Not available yet in this version."
+            behaviour exactly as the Job controller decides, for a chosen Kubernetes version, \
+            validate a Job like the API server, and explain the failed pods of a live Job."
     )]
-    FailurePolicy(PendingArgs),
+    FailurePolicy(crate::failure_policy::Args),
 
     /// Print the plugin's version and the version of the cluster it would talk to
     Version(VersionArgs),
@@ -73,14 +72,6 @@ impl Command {
             Command::Version(_) => "version",
         }
     }
-}
-
-/// Accepts anything, so that a subcommand that has not landed reports that fact (exit 1)
-/// rather than a misleading usage error about flags it will have.
-#[derive(Debug, Args)]
-pub struct PendingArgs {
-    #[arg(hide = true, trailing_var_arg = true, allow_hyphen_values = true)]
-    pub args: Vec<String>,
 }
 
 #[derive(Debug, Args)]

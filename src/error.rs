@@ -19,12 +19,6 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
-    /// A subcommand whose issue has not landed: it says so instead of pretending to work.
-    #[error(
-        "`kubectl migrate {command}` is not available yet in this version (tracked as issue #{issue})"
-    )]
-    NotYetAvailable { command: &'static str, issue: u32 },
-
     #[error("cannot read kubeconfig: {0}")]
     Kubeconfig(String),
 
@@ -188,11 +182,6 @@ mod tests {
             .exit_code(),
             1
         );
-        let pending = Error::NotYetAvailable {
-            command: "statefulset",
-            issue: 3,
-        };
-        assert_eq!(pending.exit_code(), 1);
         let raised = Error::Failed {
             message: "x".into(),
         }

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod commands;
 pub mod completion;
 pub mod error;
+pub mod failure_policy;
 pub mod output;
 pub mod schema;
 pub mod statefulset;

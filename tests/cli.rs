@@ -48,21 +48,6 @@ fn version_flag_prints_the_package_version() {
 }
 
 #[test]
-fn subcommands_that_have_not_landed_say_so_and_exit_1() {
-    for (sub, issue) in [("failure-policy", 5)] {
-        plugin()
-            .args([sub, "web", "--to-context", "km-b"])
-            .assert()
-            .code(1)
-            .stdout("")
-            .stderr(predicate::str::contains(format!(
-                "`kubectl migrate {sub}` is not available yet"
-            )))
-            .stderr(predicate::str::contains(format!("issue #{issue}")));
-    }
-}
-
-#[test]
 fn usage_errors_exit_2() {
     plugin()
         .arg("nonsense")

@@ -24,9 +24,6 @@ pub async fn run(cli: Cli) -> Result<u8> {
         Command::SchemaDiff(args) => crate::schema::run(&cli.global, &args)
             .await
             .map_err(|e| e.exit_at_least(2)),
-        Command::FailurePolicy(_) => Err(Error::NotYetAvailable {
-            command: "failure-policy",
-            issue: 5,
-        }),
+        Command::FailurePolicy(args) => crate::failure_policy::run(&cli.global, &args).await,
     }
 }

@@ -1,0 +1,683 @@
+//! PURE: the Job controller's failure decisions, one pod outcome at a time, for a chosen
+//! Kubernetes version ([`Semantics`]). Every consumer (the timeline printer, `explain`,
+//! `check` and the differential test against the real kube-controller-manager) uses these
+//! functions, so they cannot disagree with each other.
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::model::{
+    Action, ContainerState, FailedPod, JobModel, ReplacementPolicy, Rule, format_intervals,
+};
+
+/// What differs between Kubernetes versions, as far as Jobs are concerned.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Semantics {
+    /// The minor version: 36 for 1.36.
+    pub minor: u32,
+    /// Feature gates at their default for that version.
+    pub job_pod_failure_policy: bool,
+    pub pod_disruption_conditions: bool,
+    pub job_backoff_limit_per_index: bool,
+    pub job_pod_replacement_policy: bool,
+    pub job_success_policy: bool,
+    pub job_managed_by: bool,
+    /// FailureTarget/SuccessCriteriaMet first, Failed/Complete once no pod is terminating.
+    pub two_step_terminal_conditions: bool,
+    /// A plain completion is reported with reason CompletionsReached (else no reason).
+    pub completions_reached_reason: bool,
+    pub backoff_base_seconds: u64,
+    pub backoff_cap_seconds: u64,
+}
+
+pub const OLDEST_MINOR: u32 = 26;
+pub const NEWEST_MINOR: u32 = 36;
+
+impl Semantics {
+    /// The defaults of a 1.`minor` control plane.
+    pub fn for_minor(minor: u32) -> Result<Semantics, String> {
+        if !(OLDEST_MINOR..=NEWEST_MINOR).contains(&minor) {
+            return Err(format!(
+                "Kubernetes 1.{minor} is not supported: use 1.{OLDEST_MINOR} to 1.{NEWEST_MINOR}"
+            ));
+        }
+        let replacement = minor >= 29;
+        let managed_by = minor >= 32;
+        Ok(Semantics {
+            minor,
+            job_pod_failure_policy: minor >= 26,
+            pod_disruption_conditions: minor >= 26,
+            job_backoff_limit_per_index: minor >= 29,
+            job_pod_replacement_policy: replacement,
+            job_success_policy: minor >= 31,
+            job_managed_by: managed_by,
+            two_step_terminal_conditions: minor >= 31 && (replacement || managed_by),
+            completions_reached_reason: minor >= 33,
+            backoff_base_seconds: 10,
+            backoff_cap_seconds: 600,
+        })
+    }
+
+    pub fn newest() -> Semantics {
+        Semantics::for_minor(NEWEST_MINOR).expect("newest is supported")
+    }
+
+    /// Parses "1.34", "v1.34.2" or "34".
+    pub fn parse_version(text: &str) -> Result<Semantics, String> {
+        let t = text.trim().trim_start_matches('v');
+        let minor = match t.split('.').collect::<Vec<_>>().as_slice() {
+            ["1", m, ..] => m.parse::<u32>().ok(),
+            [m] => m.parse::<u32>().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| format!("{text:?} is not a Kubernetes version; use e.g. 1.34"))?;
+        Semantics::for_minor(minor)
+    }
+}
+
+/// The outcome of one pod, in scenario order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PodResult {
+    Failed(FailedPod),
+    Succeeded,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The index, for Indexed Jobs.
+    pub index: Option<i32>,
+    pub result: PodResult,
+    /// Seconds since the previous outcome (the Job's start for the first).
+    pub after_seconds: u64,
+}
+
+/// What the policy says about one failed pod.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PolicyMatch {
+    /// The index of the first matching rule, if any.
+    pub rule: Option<usize>,
+    /// The action taken: the rule's, or `Count` when nothing matched.
+    pub action: String,
+    /// Whether the failure counts towards backoffLimit (and the per-index limit).
+    pub counted: bool,
+    /// The FailJob message, exactly as the controller writes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_job_message: Option<String>,
+}
+
+/// The controller's matchPodFailurePolicy: rules in order, the first match wins.
+pub fn match_policy(
+    rules: Option<&[Rule]>,
+    pod: &FailedPod,
+    namespace: &str,
+    semantics: &Semantics,
+) -> PolicyMatch {
+    let default = PolicyMatch {
+        rule: None,
+        action: "Count".into(),
+        counted: true,
+        fail_job_message: None,
+    };
+    let Some(rules) = rules.filter(|_| semantics.job_pod_failure_policy) else {
+        return default;
+    };
+    for (index, rule) in rules.iter().enumerate() {
+        let matched: Option<String> = if let Some(req) = &rule.on_exit_codes {
+            matching_container(pod, req).map(|c| {
+                format!(
+                    "Container {} for pod {namespace}/{} failed with exit code {} matching {} rule at index {index}",
+                    c.name,
+                    pod.name,
+                    c.exit_code.unwrap_or_default(),
+                    rule.action.as_str()
+                )
+            })
+        } else if !rule.on_pod_conditions.is_empty() {
+            matching_condition(pod, rule).map(|t| {
+                format!(
+                    "Pod {namespace}/{} has condition {t} matching {} rule at index {index}",
+                    pod.name,
+                    rule.action.as_str()
+                )
+            })
+        } else {
+            None
+        };
+        let Some(message) = matched else { continue };
+        let result = |action: &str, counted: bool, message: Option<String>| PolicyMatch {
+            rule: Some(index),
+            action: action.into(),
+            counted,
+            fail_job_message: message,
+        };
+        match &rule.action {
+            Action::Ignore => return result("Ignore", false, None),
+            Action::Count => return result("Count", true, None),
+            Action::FailJob => return result("FailJob", true, Some(message)),
+            Action::FailIndex if semantics.job_backoff_limit_per_index => {
+                return result("FailIndex", true, None);
+            }
+            // FailIndex without the feature, or an unknown action: the rule is skipped.
+            Action::FailIndex | Action::Unknown(_) => continue,
+        }
+    }
+    default
+}
+
+/// Containers first, then init containers; a container that has not terminated, or exited 0,
+/// never matches (for either operator).
+fn matching_container<'p>(
+    pod: &'p FailedPod,
+    req: &super::model::ExitCodesRule,
+) -> Option<&'p ContainerState> {
+    pod.containers.iter().chain(&pod.init_containers).find(|c| {
+        let Some(code) = c.exit_code else {
+            return false;
+        };
+        if code == 0 {
+            return false;
+        }
+        if req.container_name.as_ref().is_some_and(|n| n != &c.name) {
+            return false;
+        }
+        match req.operator.as_str() {
+            "In" => req.values.contains(&code),
+            "NotIn" => !req.values.contains(&code),
+            _ => false,
+        }
+    })
+}
+
+/// The pod's conditions in pod order, each against every pattern; type and status must match.
+fn matching_condition(pod: &FailedPod, rule: &Rule) -> Option<String> {
+    pod.conditions.iter().find_map(|c| {
+        rule.on_pod_conditions
+            .iter()
+            .any(|p| p.type_ == c.type_ && p.status == c.status)
+            .then(|| c.type_.clone())
+    })
+}
+
+/// A Job condition as the controller writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+}
+
+/// One line of the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    /// 1-based position in the scenario.
+    pub outcome: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<i32>,
+    /// Seconds since the Job started.
+    pub at_seconds: u64,
+    pub pod: String,
+    /// `failed`, `succeeded`, or `skipped` (the Job or index had already finished).
+    pub result: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyMatch>,
+    pub counted: bool,
+    pub failed: i32,
+    pub succeeded: i32,
+    /// The index's failure count (per-index Jobs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_failures: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index_failed: Option<bool>,
+    /// The delay before the controller creates the replacement pod.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backoff_seconds: Option<u64>,
+    pub conditions_added: Vec<Condition>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FinalStatus {
+    pub conditions: Vec<Condition>,
+    pub failed: i32,
+    pub succeeded: i32,
+    /// Per-index Jobs only (as the controller sets it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed_indexes: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_indexes: Option<String>,
+    /// Pods still running at the end of the scenario.
+    pub active: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Simulation {
+    pub steps: Vec<Step>,
+    #[serde(rename = "final")]
+    pub final_status: FinalStatus,
+}
+
+/// Messages and reasons the controller writes (pkg/controller/job).
+pub mod reasons {
+    pub const BACKOFF_LIMIT: (&str, &str) = (
+        "BackoffLimitExceeded",
+        "Job has reached the specified backoff limit",
+    );
+    pub const DEADLINE: (&str, &str) = (
+        "DeadlineExceeded",
+        "Job was active longer than specified deadline",
+    );
+    pub const MAX_FAILED_INDEXES: (&str, &str) = (
+        "MaxFailedIndexesExceeded",
+        "Job has exceeded the specified maximal number of failed indexes",
+    );
+    pub const FAILED_INDEXES: (&str, &str) = ("FailedIndexes", "Job has failed indexes");
+    pub const POD_FAILURE_POLICY: &str = "PodFailurePolicy";
+    pub const SUCCESS_POLICY: &str = "SuccessPolicy";
+    pub const COMPLETIONS_REACHED: (&str, &str) = (
+        "CompletionsReached",
+        "Reached expected number of succeeded pods",
+    );
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IndexState {
+    Pending,
+    Succeeded,
+    Failed,
+}
+
+struct Sim<'a> {
+    job: &'a JobModel,
+    sem: &'a Semantics,
+    failed: i32,
+    succeeded: i32,
+    indexes: BTreeMap<i32, IndexState>,
+    index_failures: BTreeMap<i32, i32>,
+    index_ignored: BTreeMap<i32, i32>,
+    /// Failures (counted or ignored) since the last success: drives the re-creation backoff.
+    backoff_failures: u32,
+    conditions: Vec<Condition>,
+    /// Set once a terminal decision is taken.
+    finished: bool,
+    now: u64,
+    pods_created: usize,
+    /// Pods running besides the one whose outcome is being applied: deleted, and counted as
+    /// failed, when the Job fails.
+    others_active: i32,
+}
+
+/// Where a live Job stands, for "what would the next failure do" (explain).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Start {
+    pub failed: i32,
+    pub succeeded: i32,
+    pub index_failures: BTreeMap<i32, i32>,
+    pub index_ignored: BTreeMap<i32, i32>,
+    pub failed_indexes: BTreeSet<i32>,
+    pub succeeded_indexes: BTreeSet<i32>,
+    /// Failures since the last success (drives the backoff).
+    pub recent_failures: u32,
+    pub elapsed_seconds: u64,
+}
+
+/// Runs the scenario through the controller's decisions, from a new Job.
+pub fn simulate(job: &JobModel, sem: &Semantics, outcomes: &[Outcome]) -> Simulation {
+    simulate_from(job, sem, &Start::default(), outcomes)
+}
+
+/// Runs the scenario from a given state.
+pub fn simulate_from(
+    job: &JobModel,
+    sem: &Semantics,
+    start: &Start,
+    outcomes: &[Outcome],
+) -> Simulation {
+    let mut sim = Sim {
+        job,
+        sem,
+        failed: start.failed,
+        succeeded: start.succeeded,
+        indexes: BTreeMap::new(),
+        index_failures: start.index_failures.clone(),
+        index_ignored: start.index_ignored.clone(),
+        backoff_failures: start.recent_failures,
+        conditions: Vec::new(),
+        finished: false,
+        now: start.elapsed_seconds,
+        pods_created: 0,
+        others_active: 0,
+    };
+    if job.indexed {
+        for i in 0..job.completions.unwrap_or(0) {
+            let state = if start.failed_indexes.contains(&i) {
+                IndexState::Failed
+            } else if start.succeeded_indexes.contains(&i) {
+                IndexState::Succeeded
+            } else {
+                IndexState::Pending
+            };
+            sim.indexes.insert(i, state);
+        }
+    }
+    let mut steps = Vec::new();
+    for (n, outcome) in outcomes.iter().enumerate() {
+        sim.now += outcome.after_seconds;
+        let mut step = Step {
+            outcome: n + 1,
+            index: outcome.index,
+            at_seconds: sim.now,
+            pod: sim.pod_name(outcome.index),
+            result: String::new(),
+            policy: None,
+            counted: false,
+            failed: sim.failed,
+            succeeded: sim.succeeded,
+            index_failures: None,
+            index_failed: None,
+            backoff_seconds: None,
+            conditions_added: Vec::new(),
+            note: None,
+        };
+        // The deadline fires on its own, before this pod finishes.
+        sim.others_active = sim.active();
+        if !sim.finished
+            && let Some(deadline) = job.active_deadline_seconds
+            && sim.now >= deadline as u64
+        {
+            let added = sim.finish_failed(reasons::DEADLINE.0, reasons::DEADLINE.1.to_string());
+            step.conditions_added.extend(added);
+            step.note = Some(format!(
+                "the deadline passed at {deadline}s, before this pod finished"
+            ));
+        }
+        if sim.finished {
+            step.result = "skipped".into();
+            step.note
+                .get_or_insert_with(|| "the Job has already finished".into());
+            step.failed = sim.failed;
+            step.succeeded = sim.succeeded;
+            steps.push(step);
+            continue;
+        }
+        if let Some(i) = outcome.index
+            && sim.indexes.get(&i) != Some(&IndexState::Pending)
+        {
+            step.result = "skipped".into();
+            step.note = Some(match sim.indexes.get(&i) {
+                Some(IndexState::Failed) => {
+                    format!("index {i} has already failed; it is not retried")
+                }
+                Some(IndexState::Succeeded) => format!("index {i} has already succeeded"),
+                _ => format!("index {i} is outside 0..completions"),
+            });
+            steps.push(step);
+            continue;
+        }
+        sim.pods_created += 1;
+        // Every slot is filled when a pod finishes (the differential harness waits for that);
+        // the pod that finishes here is no longer one of them.
+        sim.others_active = (sim.active() - 1).max(0);
+        match &outcome.result {
+            PodResult::Succeeded => {
+                step.result = "succeeded".into();
+                sim.succeeded += 1;
+                sim.backoff_failures = 0;
+                if let Some(i) = outcome.index {
+                    sim.indexes.insert(i, IndexState::Succeeded);
+                }
+            }
+            PodResult::Failed(pod) => {
+                step.result = "failed".into();
+                let mut pod = pod.clone();
+                pod.name = step.pod.clone();
+                let m = match_policy(job.pod_failure_policy.as_deref(), &pod, &job.namespace, sem);
+                step.counted = m.counted;
+                sim.backoff_failures += 1;
+                if m.counted {
+                    sim.failed += 1;
+                }
+                if let Some(i) = outcome.index
+                    && job.backoff_limit_per_index.is_some()
+                    && sem.job_backoff_limit_per_index
+                {
+                    let (count, ignored) = if m.counted {
+                        (
+                            *sim.index_failures
+                                .entry(i)
+                                .and_modify(|c| *c += 1)
+                                .or_insert(1),
+                            sim.index_ignored.get(&i).copied().unwrap_or(0),
+                        )
+                    } else {
+                        (
+                            sim.index_failures.get(&i).copied().unwrap_or(0),
+                            *sim.index_ignored
+                                .entry(i)
+                                .and_modify(|c| *c += 1)
+                                .or_insert(1),
+                        )
+                    };
+                    step.index_failures = Some(count);
+                    let limit = job.backoff_limit_per_index.unwrap_or(i32::MAX);
+                    let index_fails = m.action == "FailIndex" || (m.counted && count > limit);
+                    step.index_failed = Some(index_fails);
+                    if index_fails {
+                        sim.indexes.insert(i, IndexState::Failed);
+                    } else {
+                        step.backoff_seconds = Some(backoff(sem, (count + ignored) as u32));
+                    }
+                } else {
+                    step.backoff_seconds = Some(backoff(sem, sim.backoff_failures));
+                }
+                let fail_job = m.fail_job_message.clone();
+                step.policy = Some(m);
+                if let Some(message) = fail_job {
+                    let added = sim.finish_failed(reasons::POD_FAILURE_POLICY, message);
+                    step.conditions_added.extend(added);
+                }
+            }
+        }
+        if !sim.finished {
+            let added = sim.decide();
+            step.conditions_added.extend(added);
+        }
+        if sim.finished {
+            step.backoff_seconds = None;
+        }
+        step.failed = sim.failed;
+        step.succeeded = sim.succeeded;
+        steps.push(step);
+    }
+    let final_status = FinalStatus {
+        conditions: sim.conditions.clone(),
+        failed: sim.failed,
+        succeeded: sim.succeeded,
+        failed_indexes: (job.indexed
+            && job.backoff_limit_per_index.is_some()
+            && sem.job_backoff_limit_per_index)
+            .then(|| format_intervals(&sim.indexes_in(IndexState::Failed))),
+        completed_indexes: job
+            .indexed
+            .then(|| format_intervals(&sim.indexes_in(IndexState::Succeeded))),
+        active: if sim.finished { 0 } else { sim.active() },
+    };
+    Simulation {
+        steps,
+        final_status,
+    }
+}
+
+/// The re-creation delay after the n-th failure in a row: base * 2^(n-1), capped.
+pub fn backoff(sem: &Semantics, failures: u32) -> u64 {
+    if failures == 0 {
+        return 0;
+    }
+    let exponent = (failures - 1).min(32);
+    sem.backoff_base_seconds
+        .saturating_mul(1u64 << exponent)
+        .min(sem.backoff_cap_seconds)
+}
+
+impl Sim<'_> {
+    fn pod_name(&self, index: Option<i32>) -> String {
+        match index {
+            Some(i) => format!("{}-{i}-<pod>", self.job.name),
+            None => format!("{}-<pod>", self.job.name),
+        }
+    }
+
+    fn indexes_in(&self, state: IndexState) -> BTreeSet<i32> {
+        self.indexes
+            .iter()
+            .filter(|(_, s)| **s == state)
+            .map(|(i, _)| *i)
+            .collect()
+    }
+
+    /// Pods the controller keeps running: parallelism, limited by the work left.
+    fn active(&self) -> i32 {
+        let left = if self.job.indexed {
+            self.indexes
+                .values()
+                .filter(|s| **s == IndexState::Pending)
+                .count() as i32
+        } else {
+            match self.job.completions {
+                Some(c) => (c - self.succeeded).max(0),
+                None if self.succeeded > 0 => 0,
+                None => self.job.parallelism,
+            }
+        };
+        left.min(self.job.parallelism).max(0)
+    }
+
+    /// The Job fails: the target condition (two-step) and the final one; pods still running
+    /// are deleted and count as failed.
+    fn finish_failed(&mut self, reason: &str, message: String) -> Vec<Condition> {
+        self.failed += self.others_active;
+        self.finished = true;
+        let mut added = Vec::new();
+        if self.sem.two_step_terminal_conditions || reason == reasons::POD_FAILURE_POLICY {
+            added.push(condition("FailureTarget", reason, &message));
+        }
+        added.push(condition("Failed", reason, &message));
+        self.conditions.extend(added.clone());
+        added
+    }
+
+    fn finish_succeeded(&mut self, reason: &str, message: String) -> Vec<Condition> {
+        self.finished = true;
+        let mut added = Vec::new();
+        if self.sem.two_step_terminal_conditions {
+            added.push(condition("SuccessCriteriaMet", reason, &message));
+        }
+        added.push(condition("Complete", reason, &message));
+        self.conditions.extend(added.clone());
+        added
+    }
+
+    /// syncJob's order: backoff limit, deadline (checked by the caller), failed indexes, then
+    /// success.
+    fn decide(&mut self) -> Vec<Condition> {
+        if self.failed > self.job.backoff_limit {
+            return self.finish_failed(reasons::BACKOFF_LIMIT.0, reasons::BACKOFF_LIMIT.1.into());
+        }
+        let per_index = self.job.indexed
+            && self.job.backoff_limit_per_index.is_some()
+            && self.sem.job_backoff_limit_per_index;
+        if per_index {
+            let failed_indexes = self.indexes_in(IndexState::Failed).len() as i32;
+            let succeeded_indexes = self.indexes_in(IndexState::Succeeded).len() as i32;
+            if let Some(max) = self.job.max_failed_indexes
+                && failed_indexes > max
+            {
+                return self.finish_failed(
+                    reasons::MAX_FAILED_INDEXES.0,
+                    reasons::MAX_FAILED_INDEXES.1.into(),
+                );
+            }
+            if failed_indexes > 0
+                && failed_indexes + succeeded_indexes >= self.job.completions.unwrap_or(0)
+            {
+                return self
+                    .finish_failed(reasons::FAILED_INDEXES.0, reasons::FAILED_INDEXES.1.into());
+            }
+        }
+        if self.job.indexed
+            && self.sem.job_success_policy
+            && let Some(rules) = &self.job.success_policy
+        {
+            let done = self.indexes_in(IndexState::Succeeded);
+            if !done.is_empty() {
+                for (i, rule) in rules.iter().enumerate() {
+                    let matched = match (&rule.succeeded_indexes, rule.succeeded_count) {
+                        (Some(set), Some(count)) => set.intersection(&done).count() as i32 >= count,
+                        (Some(set), None) => set.is_subset(&done),
+                        (None, Some(count)) => done.len() as i32 >= count,
+                        (None, None) => false,
+                    };
+                    if matched {
+                        return self.finish_succeeded(
+                            reasons::SUCCESS_POLICY,
+                            format!("Matched rules at index {i}"),
+                        );
+                    }
+                }
+            }
+        }
+        let complete = if self.job.indexed {
+            self.indexes.values().all(|s| *s == IndexState::Succeeded)
+        } else {
+            match self.job.completions {
+                Some(c) => self.succeeded >= c,
+                None => self.succeeded > 0,
+            }
+        };
+        if complete {
+            let (reason, message) = if self.sem.completions_reached_reason {
+                reasons::COMPLETIONS_REACHED
+            } else {
+                ("", "")
+            };
+            return self.finish_succeeded(reason, message.into());
+        }
+        Vec::new()
+    }
+}
+
+fn condition(type_: &str, reason: &str, message: &str) -> Condition {
+    Condition {
+        type_: type_.into(),
+        status: "True".into(),
+        reason: reason.into(),
+        message: message.into(),
+    }
+}
+
+/// Whether the pod counts as failed at all, before any rule (isPodFailed).
+pub fn counts_as_failed(
+    job: &JobModel,
+    phase_failed: bool,
+    terminating: bool,
+    sem: &Semantics,
+) -> bool {
+    if phase_failed {
+        return true;
+    }
+    let strict = (job.pod_failure_policy.is_some() && sem.job_pod_failure_policy)
+        || (sem.job_pod_replacement_policy
+            && job.pod_replacement_policy == ReplacementPolicy::Failed);
+    terminating && !strict
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,312 @@
+//! Scenarios: the ordered pod outcomes `simulate` plays through the engine, from a file or from
+//! the compact `--fail` form.
+//!
+//! File format (YAML or JSON):
+//!
+//! ```yaml
+//! outcomes:                 # in order, one pod each
+//! - index: 0                # Indexed Jobs: which index's pod
+//!   after: 30s              # optional: time since the previous outcome (deadline, backoff)
+//!   fail:
+//!     exitCodes: {main: 137, sidecar: 0}    # terminated containers
+//!     initExitCodes: {setup: 5}             # terminated init containers
+//!     conditions:                           # pod conditions
+//!     - {type: DisruptionTarget, status: "True", reason: EvictionByEvictionAPI}
+//! - succeed: {}
+//! ```
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::engine::{Outcome, PodResult};
+use super::model::{ContainerState, FailedPod, JobModel, PodCondition};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    pub outcomes: Vec<OutcomeSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct OutcomeSpec {
+    pub index: Option<i32>,
+    pub after: Option<String>,
+    pub fail: Option<FailSpec>,
+    pub succeed: Option<Value>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct FailSpec {
+    #[serde(default)]
+    pub exit_codes: BTreeMap<String, i32>,
+    #[serde(default)]
+    pub init_exit_codes: BTreeMap<String, i32>,
+    #[serde(default)]
+    pub conditions: Vec<ConditionSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConditionSpec {
+    #[serde(rename = "type")]
+    pub type_: String,
+    #[serde(default = "true_status")]
+    pub status: String,
+    pub reason: Option<String>,
+}
+
+fn true_status() -> String {
+    "True".into()
+}
+
+/// Reads a scenario file's outcomes.
+pub fn parse_file(text: &str, source: &str) -> Result<Vec<OutcomeSpec>, String> {
+    let value: Value = if text.trim_start().starts_with('{') {
+        serde_json::from_str(text).map_err(|e| format!("{source}: invalid JSON: {e}"))?
+    } else {
+        serde_saphyr::from_str(text).map_err(|e| format!("{source}: invalid YAML: {e}"))?
+    };
+    let file: ScenarioFile =
+        serde_json::from_value(value).map_err(|e| format!("{source}: not a scenario: {e}"))?;
+    Ok(file.outcomes)
+}
+
+/// The help text of `--fail`, kept next to its parser.
+pub const FAIL_HELP: &str = "A failed pod, in order (repeatable). Comma-separated parts: \
+exit=N (the first container exits N), exit=NAME:N (that container; repeat for several), \
+init=NAME:N (an init container), condition=TYPE[/REASON][=STATUS] (a pod condition, status True \
+by default), index=I (Indexed Jobs), after=DURATION (time since the previous outcome). \
+Shorthands: oom (exit=137), evicted (condition=DisruptionTarget/EvictionByEvictionAPI), \
+preempted (condition=DisruptionTarget/PreemptionByScheduler). \
+Example: --fail exit=137 --fail index=2,condition=DisruptionTarget/EvictionByEvictionAPI";
+
+/// Parses one `--fail` (or, with `succeed`, one `--succeed`) value.
+pub fn parse_inline(text: &str, succeed: bool) -> Result<OutcomeSpec, String> {
+    let mut spec = OutcomeSpec {
+        index: None,
+        after: None,
+        fail: (!succeed).then(FailSpec::default),
+        succeed: succeed.then(|| Value::Object(Default::default())),
+    };
+    let bad = |part: &str, why: &str| {
+        format!(
+            "--{} {text:?}: {part:?}: {why}",
+            if succeed { "succeed" } else { "fail" }
+        )
+    };
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (key, value) = part.split_once('=').unwrap_or((part, ""));
+        match (key, spec.fail.as_mut()) {
+            ("index", _) => {
+                spec.index = Some(
+                    value
+                        .parse()
+                        .map_err(|_| bad(part, "index=I takes a number"))?,
+                )
+            }
+            ("after", _) => {
+                crate::cli::parse_duration(value).map_err(|e| bad(part, &e))?;
+                spec.after = Some(value.to_string());
+            }
+            ("oom", Some(f)) => {
+                f.exit_codes.insert(String::new(), 137);
+            }
+            ("evicted", Some(f)) => f.conditions.push(disruption("EvictionByEvictionAPI")),
+            ("preempted", Some(f)) => f.conditions.push(disruption("PreemptionByScheduler")),
+            ("exit" | "init", Some(f)) => {
+                let (name, code) = match value.split_once(':') {
+                    Some((n, c)) => (n.to_string(), c),
+                    None => (String::new(), value),
+                };
+                let code: i32 = code
+                    .parse()
+                    .map_err(|_| bad(part, "expected exit=N or exit=NAME:N"))?;
+                let map = if key == "exit" {
+                    &mut f.exit_codes
+                } else {
+                    &mut f.init_exit_codes
+                };
+                map.insert(name, code);
+            }
+            ("condition", Some(f)) => {
+                let (head, status) = match value.split_once('=') {
+                    Some((h, s)) => (h, s.to_string()),
+                    None => (value, "True".to_string()),
+                };
+                if !["True", "False", "Unknown"].contains(&status.as_str()) {
+                    return Err(bad(part, "the status is True, False or Unknown"));
+                }
+                let (type_, reason) = match head.split_once('/') {
+                    Some((t, r)) => (t, Some(r.to_string())),
+                    None => (head, None),
+                };
+                if type_.is_empty() {
+                    return Err(bad(part, "expected condition=TYPE[/REASON][=STATUS]"));
+                }
+                f.conditions.push(ConditionSpec {
+                    type_: type_.into(),
+                    status,
+                    reason,
+                });
+            }
+            _ => return Err(bad(part, "unknown part; see --help")),
+        }
+    }
+    Ok(spec)
+}
+
+fn disruption(reason: &str) -> ConditionSpec {
+    ConditionSpec {
+        type_: "DisruptionTarget".into(),
+        status: "True".into(),
+        reason: Some(reason.into()),
+    }
+}
+
+/// Checks the outcomes against the Job and turns them into engine input. Unnamed exit codes
+/// (`exit=N`) belong to the first container (or init container).
+pub fn resolve(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, String> {
+    let mut out = Vec::new();
+    for (n, spec) in specs.iter().enumerate() {
+        let at = format!("outcome {}", n + 1);
+        let result = match (&spec.fail, &spec.succeed) {
+            (Some(_), Some(_)) => {
+                return Err(format!("{at}: give either fail or succeed, not both"));
+            }
+            (None, None) => return Err(format!("{at}: give fail or succeed")),
+            (None, Some(_)) => PodResult::Succeeded,
+            (Some(f), None) => PodResult::Failed(failed_pod(f, job, &at)?),
+        };
+        match (job.indexed, spec.index) {
+            (true, None) => {
+                return Err(format!(
+                    "{at}: the Job is Indexed: say which index (index: I)"
+                ));
+            }
+            (false, Some(_)) => return Err(format!("{at}: index is only for Indexed Jobs")),
+            (true, Some(i)) if i < 0 || i >= job.completions.unwrap_or(0) => {
+                return Err(format!(
+                    "{at}: index {i} is outside 0..{}",
+                    job.completions.unwrap_or(0)
+                ));
+            }
+            _ => {}
+        }
+        let after_seconds = match &spec.after {
+            Some(d) => crate::cli::parse_duration(d)
+                .map_err(|e| format!("{at}: after: {e}"))?
+                .as_secs(),
+            None => 0,
+        };
+        out.push(Outcome {
+            index: spec.index,
+            result,
+            after_seconds,
+        });
+    }
+    Ok(out)
+}
+
+fn failed_pod(f: &FailSpec, job: &JobModel, at: &str) -> Result<FailedPod, String> {
+    let states = |codes: &BTreeMap<String, i32>,
+                  names: &[String],
+                  what: &str|
+     -> Result<Vec<ContainerState>, String> {
+        for name in codes.keys() {
+            if name.is_empty() && names.is_empty() {
+                return Err(format!("{at}: the Job has no {what}s"));
+            }
+            if !name.is_empty() && !names.contains(name) {
+                return Err(format!(
+                    "{at}: the Job has no {what} named {name:?} (it has: {})",
+                    names.join(", ")
+                ));
+            }
+        }
+        // Status lists containers in spec order; containers not mentioned have not terminated.
+        Ok(names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| ContainerState {
+                name: name.clone(),
+                exit_code: codes
+                    .get(name)
+                    .copied()
+                    .or_else(|| if i == 0 { codes.get("").copied() } else { None }),
+            })
+            .collect())
+    };
+    Ok(FailedPod {
+        name: String::new(),
+        containers: states(&f.exit_codes, &job.containers, "container")?,
+        init_containers: states(&f.init_exit_codes, &job.init_containers, "init container")?,
+        conditions: f
+            .conditions
+            .iter()
+            .map(|c| PodCondition {
+                type_: c.type_.clone(),
+                status: c.status.clone(),
+                reason: c.reason.clone(),
+            })
+            .collect(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_failures_read_like_the_help_says() {
+        let s = parse_inline("exit=137", false).unwrap();
+        assert_eq!(s.fail.unwrap().exit_codes[""], 137);
+        let s = parse_inline(
+            "index=2,condition=DisruptionTarget/EvictionByEvictionAPI,after=30s",
+            false,
+        )
+        .unwrap();
+        assert_eq!(s.index, Some(2));
+        assert_eq!(s.after.as_deref(), Some("30s"));
+        let c = &s.fail.unwrap().conditions[0];
+        assert_eq!(
+            (c.type_.as_str(), c.status.as_str(), c.reason.as_deref()),
+            ("DisruptionTarget", "True", Some("EvictionByEvictionAPI"))
+        );
+        let s = parse_inline("exit=main:1,exit=sidecar:0,init=setup:5", false).unwrap();
+        let f = s.fail.unwrap();
+        assert_eq!(
+            (
+                f.exit_codes["main"],
+                f.exit_codes["sidecar"],
+                f.init_exit_codes["setup"]
+            ),
+            (1, 0, 5)
+        );
+        assert_eq!(
+            parse_inline("oom", false).unwrap().fail.unwrap().exit_codes[""],
+            137
+        );
+        assert_eq!(
+            parse_inline("condition=Ready=False", false)
+                .unwrap()
+                .fail
+                .unwrap()
+                .conditions[0]
+                .status,
+            "False"
+        );
+        for bad in [
+            "exit=x",
+            "index=a",
+            "wat",
+            "condition=",
+            "condition=X=Maybe",
+            "after=soon",
+        ] {
+            assert!(parse_inline(bad, false).is_err(), "{bad}");
+        }
+    }
+}
