@@ -112,7 +112,10 @@ pub const RULES: &[(&str, &str)] = &[
         "field-removed",
         "breaking (compatible where unknown fields are preserved)",
     ),
-    ("field-added", "compatible"),
+    (
+        "field-added",
+        "compatible (breaking where the baseline keeps unknown fields: they become validated)",
+    ),
     ("type-changed", "breaking"),
     (
         "type-widened",
@@ -184,7 +187,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("x-kubernetes-map-type-changed", "breaking"),
     (
         "additionalProperties-changed",
-        "breaking: a map in one source, not in another",
+        "breaking: a map in one source, not in another (compatible where the other accepts any keys)",
     ),
     (
         "valueValidation-added",
@@ -667,7 +670,7 @@ impl Walker<'_> {
             &at,
             "extension",
             |s| s.extensions.clone(),
-            |e| short_text(&format!("{e:?}")),
+            show_extensions,
             judge_informational,
         );
         self.rule(
@@ -796,12 +799,23 @@ impl Walker<'_> {
                             values.clone(),
                         );
                     }
-                    (None, Some(_)) => self.push(
-                        &child_path,
-                        "field",
-                        (Change::Added, Class::Compatible, "field added".into()),
-                        values.clone(),
-                    ),
+                    (None, Some(added)) => {
+                        let base_node = nodes[base].expect("baseline node");
+                        // Where the baseline keeps unknown fields, objects written against it
+                        // may carry anything under this name; now it is validated.
+                        let verdict = if base_node.keeps_unknown_fields()
+                            && !accepts_anything(added)
+                        {
+                            (
+                                Change::Added,
+                                Class::Breaking,
+                                "field added where the baseline keeps unknown fields: values stored there are now validated".into(),
+                            )
+                        } else {
+                            (Change::Added, Class::Compatible, "field added".into())
+                        };
+                        self.push(&child_path, "field", verdict, values.clone())
+                    }
                     _ => {}
                 }
             }
@@ -810,6 +824,22 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// A node that takes any value (untyped, keeping unknown fields, with nothing declared).
+fn accepts_anything(s: &Schema) -> bool {
+    s.type_.is_none()
+        && !s.int_or_string
+        && s.preserve_unknown_fields
+        && s.properties.is_empty()
+        && s.additional_properties.is_none()
+        && s.items.is_none()
+        && s.enum_values.is_none()
+        && s.validations.is_empty()
+        && s.all_of.is_empty()
+        && s.any_of.is_empty()
+        && s.one_of.is_empty()
+        && s.not.is_none()
 }
 
 /// The baseline's own child if it has one, else the first source's that does.
@@ -903,6 +933,21 @@ fn show_enum(v: &Option<Vec<Value>>) -> String {
             short_text(&items.join(", "))
         }
     }
+}
+
+/// `key: value` pairs, strings unquoted (not Rust's debug notation).
+fn show_extensions(e: &std::collections::BTreeMap<String, Value>) -> String {
+    if e.is_empty() {
+        return "-".into();
+    }
+    let pairs: Vec<String> = e
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}: {s}"),
+            other => format!("{k}: {other}"),
+        })
+        .collect();
+    short_text(&pairs.join(", "))
 }
 
 fn show_rules(v: &Rules) -> String {

@@ -118,6 +118,7 @@ pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
             labels,
             dropped: &mut lcd.dropped,
             notes: &mut lcd.notes,
+            outer_rules: Vec::new(),
         };
         match walk.node(&nodes, "") {
             Ok(schema) => {
@@ -228,12 +229,18 @@ pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
             names.insert(key.into(), json!(shared));
         }
     }
+    let mut annotations = serde_json::Map::new();
+    annotations.insert("kubectl-migrate.io/lcd-of".into(), json!(labels.join(", ")));
+    // Groups under k8s.io and kubernetes.io need it, or the API server rejects the CRD.
+    if let Some(approved) = apis.iter().filter_map(|a| a.api_approved.as_ref()).min() {
+        annotations.insert("api-approved.kubernetes.io".into(), json!(approved));
+    }
     lcd.manifest = Some(json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {
             "name": first.name,
-            "annotations": {"kubectl-migrate.io/lcd-of": labels.join(", ")},
+            "annotations": Value::Object(annotations),
         },
         "spec": {
             "group": first.group,
@@ -277,6 +284,9 @@ struct LcdWalk<'a> {
     labels: &'a [String],
     dropped: &'a mut Vec<Dropped>,
     notes: &'a mut Vec<String>,
+    /// The CEL rules of the enclosing nodes: they can name fields further down
+    /// (`self.jobs.exists(j, has(j.after))`).
+    outer_rules: Vec<String>,
 }
 
 /// What a source says about one property name: its own schema, "anything" (it keeps unknown
@@ -556,6 +566,12 @@ impl LcdWalk<'_> {
         out.map_type = nodes.iter().filter_map(|n| n.map_type.clone()).min();
         out.extensions = agreed(nodes, |n| n.extensions.clone()).unwrap_or_default();
 
+        let outer_rules = self.outer_rules.len();
+        self.outer_rules.extend(
+            nodes
+                .iter()
+                .flat_map(|n| n.validations.iter().map(CelRule::key)),
+        );
         // Array items.
         let items: Vec<&Schema> = nodes.iter().filter_map(|n| n.items.as_deref()).collect();
         if !items.is_empty() {
@@ -642,40 +658,50 @@ impl LcdWalk<'_> {
                             })
                             .collect::<Vec<_>>()
                             .join("; ");
-                        match rule_mentions(nodes, name) {
+                        let kept_because = match rule_mentions(nodes, &self.outer_rules, name) {
                             // A rule names the field, so it must stay declared for the rule to
                             // compile: keep one source's declaration, made unsettable.
-                            Some(rule) if !all_maps => {
-                                let mut kept = slots
-                                    .iter()
-                                    .filter_map(|s| match s {
-                                        Slot::Schema(s) => Some(*s),
-                                        _ => None,
-                                    })
-                                    .min_by_key(|s| to_json(s).to_string())
-                                    .cloned()
-                                    .unwrap_or_default();
-                                kept.validations = vec![CelRule {
-                                    rule: "false".into(),
-                                    message: Some(format!(
-                                        "{} is not settable: not every cluster accepts it",
-                                        display(&child_path)
-                                    )),
-                                    message_expression: None,
-                                    reason: None,
-                                    field_path: None,
-                                    optional_old_self: None,
-                                }];
-                                out.properties.insert(name.clone(), kept);
-                                reason += &format!(
-                                    " (kept declared but unsettable, because a rule refers to it: {rule})"
-                                );
+                            Some(rule) if !all_maps => Some(format!("a rule refers to it: {rule}")),
+                            Some(rule) => {
+                                reasons.push((
+                                    child_path.clone(),
+                                    format!("cannot drop the key: a rule refers to it ({rule})"),
+                                ));
+                                None
                             }
-                            Some(rule) => reasons.push((
-                                child_path.clone(),
-                                format!("cannot drop the key: a rule refers to it ({rule})"),
-                            )),
-                            None => {}
+                            // Undeclared, the field would be one of the unknown fields kept
+                            // here, which take any value.
+                            None if !all_maps && out.keeps_unknown_fields() => {
+                                Some("unknown fields are kept there".to_string())
+                            }
+                            None => None,
+                        };
+                        if let Some(because) = kept_because {
+                            let mut kept = slots
+                                .iter()
+                                .filter_map(|s| match s {
+                                    Slot::Schema(s) => Some(*s),
+                                    _ => None,
+                                })
+                                .min_by_key(|s| to_json(s).to_string())
+                                .cloned()
+                                .unwrap_or_default();
+                            // CEL rules do not run on null.
+                            kept.nullable = false;
+                            kept.validations = vec![CelRule {
+                                rule: "false".into(),
+                                message: Some(format!(
+                                    "{} is not settable: not every cluster accepts it",
+                                    display(&child_path)
+                                )),
+                                message_expression: None,
+                                reason: None,
+                                field_path: None,
+                                optional_old_self: None,
+                            }];
+                            out.properties.insert(name.clone(), kept);
+                            reason +=
+                                &format!(" (kept declared but unsettable, because {because})");
                         }
                         self.dropped.push(Dropped {
                             version: self.version.clone(),
@@ -701,6 +727,29 @@ impl LcdWalk<'_> {
                     .collect();
             }
         }
+        self.outer_rules.truncate(outer_rules);
+        // The API server wants every key of a map list required or defaulted. Where the
+        // sources' defaults differ the LCD has none, so it requires the key instead.
+        if out.list_type.as_deref() == Some("map")
+            && let Some(items) = out.items.as_deref_mut()
+        {
+            for key in &out.list_map_keys {
+                if items
+                    .properties
+                    .get(key)
+                    .is_some_and(|k| k.default.is_none())
+                    && !items.is_required(key)
+                {
+                    items.required.push(key.clone());
+                    items.required.sort();
+                    self.notes.push(format!(
+                        "{}: {}[*].{key}: a key of a map list needs a default, and the sources' defaults differ; the LCD requires it",
+                        self.version,
+                        display(path)
+                    ));
+                }
+            }
+        }
         if reasons.is_empty() {
             Ok(out)
         } else {
@@ -709,21 +758,23 @@ impl LcdWalk<'_> {
     }
 }
 
-/// A CEL rule or value validation on these nodes that names the field: dropping the field
-/// would make the CRD invalid (the rule would not compile), and dropping the rule would accept
-/// objects the source rejects.
-fn rule_mentions(nodes: &[&Schema], name: &str) -> Option<String> {
+/// A CEL rule or value validation on these nodes that names the field (or a rule of an
+/// enclosing node that may): dropping the field would make the CRD invalid (the rule would not
+/// compile), and dropping the rule would accept objects the source rejects.
+fn rule_mentions(nodes: &[&Schema], outer_rules: &[String], name: &str) -> Option<String> {
     let needle = format!(".{name}");
-    for n in nodes {
-        for r in &n.validations {
-            let text = r.key();
-            if text.match_indices(&needle).any(|(i, _)| {
-                let after = text[i + needle.len()..].chars().next();
-                !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
-            }) {
-                return Some(text);
-            }
+    let own = nodes
+        .iter()
+        .flat_map(|n| n.validations.iter().map(CelRule::key));
+    for text in own.chain(outer_rules.iter().cloned()) {
+        if text.match_indices(&needle).any(|(i, _)| {
+            let after = text[i + needle.len()..].chars().next();
+            !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        }) {
+            return Some(text);
         }
+    }
+    for n in nodes {
         let junctions = n
             .all_of
             .iter()

@@ -309,6 +309,7 @@ pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Op
         builtin: false,
         versions,
         conversion: text(spec.pointer("/conversion/strategy")),
+        api_approved: text(doc.pointer("/metadata/annotations/api-approved.kubernetes.io")),
     }))
 }
 
@@ -399,6 +400,7 @@ pub fn apis_from_openapi(
                 builtin: true,
                 versions,
                 conversion: None,
+                api_approved: None,
             },
         );
     }
@@ -673,7 +675,7 @@ spec:
         let err = apis_from_documents(pod, "pod.yaml", &Selection::default()).unwrap_err();
         assert!(
             err.to_string()
-                .contains("pod.yaml: is a v1 Pod, not a CustomResourceDefinition"),
+                .contains("pod.yaml: is a Pod (v1), not a CustomResourceDefinition"),
             "{err}"
         );
         let untyped = WIDGET.replace("size: {type: integer}", "size: {minimum: 1}");

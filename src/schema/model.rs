@@ -870,6 +870,9 @@ pub struct ApiDef {
     pub versions: BTreeMap<String, VersionDef>,
     /// CRD conversion strategy (None, Webhook).
     pub conversion: Option<String>,
+    /// The CRD's `api-approved.kubernetes.io` annotation, which the API server requires for
+    /// groups under k8s.io and kubernetes.io.
+    pub api_approved: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -1,6 +1,7 @@
 //! PURE: a local validator for structural schemas, with the API server's fieldValidation=Strict
 //! view of unknown fields. Used by `--object` and by the LCD property tests. CEL rules cannot be
-//! evaluated here; they are listed as unchecked so nobody mistakes "no violation" for "checked".
+//! evaluated here (except the constant `false`); they are listed as unchecked so nobody mistakes
+//! "no violation" for "checked".
 use serde_json::Value;
 
 use super::model::{AdditionalProperties, Schema};
@@ -172,6 +173,13 @@ impl Validator {
             _ => {}
         }
         for rule in &s.validations {
+            // The constant `false` needs no CEL to evaluate (the LCD marks fields unsettable
+            // with it); any other rule is not checked here.
+            if rule.key() == "false" {
+                let message = rule.message.as_deref().unwrap_or("failed rule: false");
+                self.fail(path, format!("Invalid value: {message}"));
+                continue;
+            }
             self.out.unchecked.push(format!(
                 "{}: CEL rule {:?}",
                 if path.is_empty() { "." } else { path },

@@ -1,0 +1,1371 @@
+//! `schema-diff` on real-world CRDs: two releases each of gateway-api, prometheus-operator and
+//! JobSet, checked against the hand-checked expectations in
+//! `tests/data/schema/real-world/EXPECTED.md` (sources and licences: `SOURCES.md` there).
+//!
+//! The CRD files are not in this repository. They come from the Go module proxy at test time
+//! (`go mod download -json MODULE@VERSION`, which prints the module's `Dir`), and each file's
+//! git blob id must be the one EXPECTED.md names, so a changed input cannot pass unnoticed.
+//! Without `go`, or when the download fails, the tests fail: they never skip.
+//!
+//! Paths below are the tool's: `[*]` is an array's items, and a `required` change is reported
+//! at the property it concerns (`.spec.podMetricsEndpoints`, not `.spec`).
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+use assert_cmd::Command;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use serde_json::Value;
+
+const EXPECTED_MD: &str = include_str!("data/schema/real-world/EXPECTED.md");
+
+/// One project: a Go module at two releases, and where its CRDs are inside it.
+struct Project {
+    module: &'static str,
+    old: &'static str,
+    new: &'static str,
+    /// `{}` is replaced by the CRD's plural.
+    file: &'static str,
+    group: &'static str,
+}
+
+const GATEWAY_API: Project = Project {
+    module: "sigs.k8s.io/gateway-api",
+    old: "v1.0.0",
+    new: "v1.2.0",
+    file: "config/crd/standard/gateway.networking.k8s.io_{}.yaml",
+    group: "gateway.networking.k8s.io",
+};
+
+const PROMETHEUS_OPERATOR: Project = Project {
+    module: "github.com/prometheus-operator/prometheus-operator",
+    old: "v0.68.0",
+    new: "v0.93.0",
+    file: "example/prometheus-operator-crd/monitoring.coreos.com_{}.yaml",
+    group: "monitoring.coreos.com",
+};
+
+const JOBSET: Project = Project {
+    module: "sigs.k8s.io/jobset",
+    old: "v0.5.0",
+    new: "v0.8.0",
+    file: "config/components/crd/bases/jobset.x-k8s.io_{}.yaml",
+    group: "jobset.x-k8s.io",
+};
+
+/// The embedded PodSpec of a JobSet (`$POD` in EXPECTED.md).
+const POD: &str = ".spec.replicatedJobs[*].template.spec.template.spec";
+
+/// Downloads (or finds in the module cache) one module release and returns its folder.
+fn module_dir(module: &str, version: &str) -> PathBuf {
+    let at = format!("{module}@{version}");
+    // Outside any Go module, so no go.mod around the test run can interfere.
+    let output = Process::new("go")
+        .args(["mod", "download", "-json", &at])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run `go mod download -json {at}`: {e}. These tests need the Go toolchain \
+                 (https://go.dev/dl/) to fetch the real-world CRDs from the Go module proxy; they \
+                 are not stored in this repository"
+            )
+        });
+    let info: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "`go mod download -json {at}` printed no JSON ({e}; exit {:?}): {}{}",
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    if let Some(error) = info.get("Error") {
+        panic!("`go mod download -json {at}` failed: {error}");
+    }
+    assert!(
+        output.status.success(),
+        "`go mod download -json {at}` exited {:?}: {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let dir = PathBuf::from(
+        info["Dir"]
+            .as_str()
+            .unwrap_or_else(|| panic!("`go mod download -json {at}` printed no Dir: {info}")),
+    );
+    assert!(dir.is_dir(), "{at}: Dir {} is not a folder", dir.display());
+    dir
+}
+
+/// `git hash-object FILE`: the blob id EXPECTED.md pins each file to.
+fn git_blob_id(file: &Path) -> String {
+    let output = Process::new("git")
+        .arg("hash-object")
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `git hash-object` (is git installed?): {e}"));
+    assert!(
+        output.status.success(),
+        "`git hash-object {}` failed: {}",
+        file.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap().trim().to_string()
+}
+
+/// EXPECTED.md's blob table: plural -> [(blob, bytes) of the old release, of the new one].
+fn expected_blobs() -> BTreeMap<String, [(String, u64); 2]> {
+    let mut table = BTreeMap::new();
+    for line in EXPECTED_MD.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        // "", file, "`blob` (bytes)", "`blob` (bytes)", ""
+        if cells.len() != 5 {
+            continue;
+        }
+        let parse = |cell: &str| -> Option<(String, u64)> {
+            let (blob, bytes) = cell.split_once(' ')?;
+            let blob = blob.strip_prefix('`')?.strip_suffix('`')?;
+            let bytes = bytes.strip_prefix('(')?.strip_suffix(')')?.parse().ok()?;
+            (blob.len() == 40 && blob.bytes().all(|b| b.is_ascii_hexdigit()))
+                .then(|| (blob.to_string(), bytes))
+        };
+        if let (Some(old), Some(new)) = (parse(cells[2]), parse(cells[3])) {
+            table.insert(cells[1].to_string(), [old, new]);
+        }
+    }
+    assert_eq!(
+        table.keys().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "gateways",
+            "httproutes",
+            "jobsets",
+            "podmonitors",
+            "prometheusrules",
+            "referencegrants",
+            "servicemonitors"
+        ],
+        "EXPECTED.md's blob table"
+    );
+    table
+}
+
+/// One CRD at two releases, verified against EXPECTED.md's blob ids.
+struct Pair {
+    plural: &'static str,
+    crd_name: String,
+    old: PathBuf,
+    new: PathBuf,
+}
+
+fn fetch(project: &Project, plurals: &[&'static str]) -> Vec<Pair> {
+    let blobs = expected_blobs();
+    let old_dir = module_dir(project.module, project.old);
+    let new_dir = module_dir(project.module, project.new);
+    plurals
+        .iter()
+        .map(|plural| {
+            let file = project.file.replace("{}", plural);
+            let (old, new) = (old_dir.join(&file), new_dir.join(&file));
+            for (path, (blob, bytes)) in [(&old, &blobs[*plural][0]), (&new, &blobs[*plural][1])] {
+                let len = std::fs::metadata(path)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+                    .len();
+                assert_eq!(
+                    (git_blob_id(path), len),
+                    (blob.clone(), *bytes),
+                    "{} is not the file EXPECTED.md was checked against",
+                    path.display()
+                );
+            }
+            Pair {
+                plural,
+                crd_name: format!("{plural}.{}", project.group),
+                old,
+                new,
+            }
+        })
+        .collect()
+}
+
+fn plugin() -> Command {
+    let mut cmd = Command::cargo_bin("kubectl-migrate").unwrap();
+    cmd.env("NO_COLOR", "1")
+        .env("KUBECONFIG", "/nonexistent/kubeconfig");
+    cmd
+}
+
+#[derive(Debug, Clone)]
+struct Finding {
+    version: Option<String>,
+    path: String,
+    rule: String,
+    class: String,
+    message: String,
+    values: Vec<Option<String>>,
+}
+
+impl Finding {
+    fn show(&self) -> String {
+        format!(
+            "{} {} {} {} {:?}",
+            self.version.as_deref().unwrap_or("(API)"),
+            if self.path.is_empty() {
+                "-"
+            } else {
+                &self.path
+            },
+            self.rule,
+            self.class,
+            self.values
+        )
+    }
+}
+
+/// The JSON report of one pair, and the exit code.
+struct Diff {
+    name: String,
+    code: i32,
+    report: Value,
+    findings: Vec<Finding>,
+}
+
+fn diff(pair: &Pair) -> Diff {
+    let out = plugin()
+        .arg("schema-diff")
+        .arg("-f")
+        .arg(&pair.old)
+        .arg("-f")
+        .arg(&pair.new)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{}: no JSON report ({e}): {}",
+            pair.plural,
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    assert_eq!(report["schemaVersion"], 1);
+    let labels: Vec<&str> = report["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["label"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        labels,
+        [pair.old.to_str().unwrap(), pair.new.to_str().unwrap()]
+    );
+    let apis = report["apis"].as_array().unwrap();
+    assert_eq!(apis.len(), 1, "{}: one API per file", pair.plural);
+    assert_eq!(apis[0]["name"], pair.crd_name.as_str());
+    let findings = apis[0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let text = |k: &str| f[k].as_str().unwrap().to_string();
+            Finding {
+                version: f["version"].as_str().map(str::to_string),
+                path: text("path"),
+                rule: text("rule"),
+                class: text("class"),
+                message: text("message"),
+                values: f["values"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v["value"].as_str().map(str::to_string))
+                    .collect(),
+            }
+        })
+        .collect();
+    Diff {
+        name: pair.plural.to_string(),
+        code: out.status.code().unwrap(),
+        report,
+        findings,
+    }
+}
+
+impl Diff {
+    fn listing(&self) -> String {
+        self.findings
+            .iter()
+            .filter(|f| f.rule != "description-changed")
+            .map(Finding::show)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The one finding of this rule at this path; `version` None for API-level findings.
+    fn one(&self, version: Option<&str>, path: &str, rule: &str) -> &Finding {
+        let hits: Vec<&Finding> = self
+            .findings
+            .iter()
+            .filter(|f| f.version.as_deref() == version && f.path == path && f.rule == rule)
+            .collect();
+        assert!(
+            hits.len() == 1,
+            "{}: expected one {rule} at {version:?} {path:?}, found {}; findings (descriptions left out):\n{}",
+            self.name,
+            hits.len(),
+            self.listing()
+        );
+        hits[0]
+    }
+
+    /// Asserts a finding with its class and the value each source shows (`None`: the source
+    /// does not have the node).
+    fn expect(
+        &self,
+        version: Option<&str>,
+        path: &str,
+        rule: &str,
+        class: &str,
+        values: [Option<&str>; 2],
+    ) -> &Finding {
+        let f = self.one(version, path, rule);
+        assert_eq!(f.class, class, "{}: class of {}", self.name, f.show());
+        assert_eq!(
+            f.values,
+            values.map(|v| v.map(str::to_string)),
+            "{}: values of {}",
+            self.name,
+            f.show()
+        );
+        f
+    }
+
+    fn added(&self, version: &str, path: &str, type_name: &str) {
+        self.expect(
+            Some(version),
+            path,
+            "field-added",
+            "compatible",
+            [None, Some(type_name)],
+        );
+    }
+
+    /// Nothing but description changes is reported at `path` or below it (in any version).
+    fn no_change_under(&self, path: &str) {
+        let hits: Vec<String> = self
+            .findings
+            .iter()
+            .filter(|f| is_under(&f.path, path) && f.rule != "description-changed")
+            .map(Finding::show)
+            .collect();
+        assert!(
+            hits.is_empty(),
+            "{}: expected no finding (but descriptions) at or under {path}, found:\n{}",
+            self.name,
+            hits.join("\n")
+        );
+    }
+
+    /// Findings per rule in one version (`None`: API-level ones).
+    fn counts(&self, version: Option<&str>) -> BTreeMap<&str, usize> {
+        let mut counts = BTreeMap::new();
+        for f in self
+            .findings
+            .iter()
+            .filter(|f| f.version.as_deref() == version)
+        {
+            *counts.entry(f.rule.as_str()).or_default() += 1;
+        }
+        counts
+    }
+
+    fn expect_counts(&self, version: Option<&str>, want: &[(&str, usize)]) {
+        let want: BTreeMap<&str, usize> = want.iter().copied().collect();
+        assert_eq!(
+            self.counts(version),
+            want,
+            "{}: findings per rule in {version:?}; findings (descriptions left out):\n{}",
+            self.name,
+            self.listing()
+        );
+    }
+
+    /// Checks that hold for every pair: the summary matches the findings, the exit code
+    /// follows from the breaking ones, and an added or removed property is reported once, at
+    /// the top of its subtree.
+    fn check_invariants(&self) {
+        let count = |class: &str| self.findings.iter().filter(|f| f.class == class).count();
+        let summary = &self.report["summary"];
+        assert_eq!(summary["breaking"], count("breaking"), "{}", self.name);
+        assert_eq!(summary["compatible"], count("compatible"), "{}", self.name);
+        assert_eq!(
+            summary["informational"],
+            count("informational"),
+            "{}",
+            self.name
+        );
+        assert_eq!(summary["failing"], count("breaking"), "{}", self.name);
+        let expected_code = if count("breaking") > 0 { 1 } else { 0 };
+        assert_eq!(self.code, expected_code, "{}: exit code", self.name);
+        for top in self
+            .findings
+            .iter()
+            .filter(|f| f.rule == "field-added" || f.rule == "field-removed")
+        {
+            let nested: Vec<String> = self
+                .findings
+                .iter()
+                .filter(|f| f.version == top.version && f.path != top.path)
+                .filter(|f| is_under(&f.path, &top.path))
+                .map(Finding::show)
+                .collect();
+            assert!(
+                nested.is_empty(),
+                "{}: {} is reported, so nothing below it should be:\n{}",
+                self.name,
+                top.show(),
+                nested.join("\n")
+            );
+        }
+    }
+
+    /// Served and storage flags of one version in each source.
+    fn presence(&self, version: &str) -> Vec<Option<(bool, bool)>> {
+        self.report["apis"][0]["presence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                p["versions"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|v| v["name"] == version)
+                    .map(|v| {
+                        (
+                            v["served"].as_bool().unwrap(),
+                            v["storage"].as_bool().unwrap(),
+                        )
+                    })
+            })
+            .collect()
+    }
+
+    fn scopes(&self) -> Vec<&str> {
+        self.report["apis"][0]["presence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["scope"].as_str().unwrap())
+            .collect()
+    }
+}
+
+/// Whether `path` is `top` or a node below it.
+fn is_under(path: &str, top: &str) -> bool {
+    path == top
+        || path
+            .strip_prefix(top)
+            .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+}
+
+// ---------------------------------------------------------------------------------------------
+// gateway-api v1.0.0 -> v1.2.0
+
+#[test]
+fn gateway_api_findings_match_the_hand_checked_expectations() {
+    let pairs = fetch(&GATEWAY_API, &["httproutes", "gateways", "referencegrants"]);
+    httproutes(&diff(&pairs[0]));
+    gateways(&diff(&pairs[1]));
+    referencegrants(&diff(&pairs[2]));
+}
+
+/// The storage version moves from v1beta1 to v1; both stay served.
+fn storage_moves_to_v1(d: &Diff) {
+    assert_eq!(d.presence("v1"), [Some((true, false)), Some((true, true))]);
+    assert_eq!(
+        d.presence("v1beta1"),
+        [Some((true, true)), Some((true, false))]
+    );
+    d.expect(
+        None,
+        "",
+        "storageVersion-changed",
+        "informational",
+        [Some("v1beta1"), Some("v1")],
+    );
+    assert_eq!(d.scopes(), ["Namespaced", "Namespaced"]);
+}
+
+fn httproutes(d: &Diff) {
+    d.check_invariants();
+    assert_eq!(d.code, 1);
+    storage_moves_to_v1(d);
+    d.expect_counts(None, &[("storageVersion-changed", 1)]);
+    let total_matches = (0..16)
+        .map(|n| format!("(self.size() > {n} ? self[{n}].matches.size() : 0)"))
+        .collect::<Vec<_>>()
+        .join(" + ")
+        + " <= 128";
+    // v1 and v1beta1 have identical schemas in both releases: the same findings in each.
+    for v in ["v1", "v1beta1"] {
+        let version = Some(v);
+        d.added(v, ".spec.rules[*].timeouts", "object");
+        d.expect(
+            version,
+            ".spec.rules[*].matches",
+            "maxItems-widened",
+            "compatible",
+            [Some("8"), Some("64")],
+        );
+        let rule = d.expect(
+            version,
+            ".spec.rules",
+            "x-kubernetes-validations-added",
+            "breaking",
+            [Some("-"), Some(&total_matches)],
+        );
+        assert_eq!(rule.message, format!("rule added: {total_matches}"));
+        d.added(v, ".spec.parentRefs[*].port", "integer");
+        d.added(v, ".status.parents[*].parentRef.port", "integer");
+        d.expect_counts(
+            version,
+            &[
+                ("description-changed", 126),
+                ("field-added", 3),
+                ("maxItems-widened", 1),
+                ("x-kubernetes-validations-added", 1),
+            ],
+        );
+    }
+    // Unchanged bounds are not reported.
+    for path in [".spec.rules", ".status.parents[*].conditions"] {
+        assert!(
+            !d.findings
+                .iter()
+                .any(|f| f.path == path && f.rule.starts_with("maxItems")),
+            "maxItems of {path} did not change:\n{}",
+            d.listing()
+        );
+    }
+}
+
+fn gateways(d: &Diff) {
+    d.check_invariants();
+    assert_eq!(d.code, 1);
+    storage_moves_to_v1(d);
+    d.expect_counts(None, &[("storageVersion-changed", 1)]);
+    let old_listeners = "self.all(l, l.protocol in ['HTTPS', 'TLS'] ? has(l.tls) : true)";
+    let new_listeners = "self.all(l, (l.protocol == 'HTTPS' && has(l.tls)) ? (l.tls.mode == '' || l.tls.mode == 'Terminate') : true)";
+    let old_tls = "self.mode == 'Terminate' ? size(self.certificateRefs) > 0 : true";
+    let new_tls = "self.mode == 'Terminate' ? size(self.certificateRefs) > 0 || size(self.options) > 0 : true";
+    let old_protocol = r"^[a-zA-Z0-9]([-a-zSA-Z0-9]*[a-zA-Z0-9])?$|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9]+$";
+    let new_protocol = r"^[a-zA-Z0-9]([-a-zA-Z0-9]*[a-zA-Z0-9])?$|[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/[A-Za-z0-9]+$";
+    for v in ["v1", "v1beta1"] {
+        let version = Some(v);
+        d.added(v, ".spec.infrastructure", "object");
+        // Rules are matched by expression: the old rule sits at index 0 and the new one at
+        // index 1, and the other four are the same, so exactly one removal and one addition.
+        let removed = d.one(
+            version,
+            ".spec.listeners",
+            "x-kubernetes-validations-removed",
+        );
+        assert_eq!(removed.class, "compatible");
+        assert_eq!(removed.message, format!("rule removed: {old_listeners}"));
+        let added = d.one(version, ".spec.listeners", "x-kubernetes-validations-added");
+        assert_eq!(added.class, "breaking");
+        assert_eq!(added.message, format!("rule added: {new_listeners}"));
+        let [old, new] = [0, 1].map(|i| added.values[i].clone().unwrap());
+        assert_eq!(
+            (old.split("; ").count(), new.split("; ").count()),
+            (5, 5),
+            "5 rules in each release: {old} | {new}"
+        );
+        assert!(old.starts_with(old_listeners) && !new.contains(old_listeners));
+        assert!(new.contains(new_listeners) && !old.contains(new_listeners));
+        let removed = d.expect(
+            version,
+            ".spec.listeners[*].tls",
+            "x-kubernetes-validations-removed",
+            "compatible",
+            [Some(old_tls), Some(new_tls)],
+        );
+        assert_eq!(removed.message, format!("rule removed: {old_tls}"));
+        let added = d.expect(
+            version,
+            ".spec.listeners[*].tls",
+            "x-kubernetes-validations-added",
+            "breaking",
+            [Some(old_tls), Some(new_tls)],
+        );
+        assert_eq!(added.message, format!("rule added: {new_tls}"));
+        // Rules are not paired by index, so no "same rule, other message" either.
+        for path in [".spec.listeners", ".spec.listeners[*].tls"] {
+            assert!(
+                !d.findings
+                    .iter()
+                    .any(|f| f.path == path && f.rule == "x-kubernetes-validations-changed"),
+                "{path}: {}",
+                d.listing()
+            );
+        }
+        d.expect(
+            version,
+            ".spec.listeners[*].protocol",
+            "pattern-changed",
+            "breaking",
+            [Some(old_protocol), Some(new_protocol)],
+        );
+        d.expect_counts(
+            version,
+            &[
+                ("description-changed", 46),
+                ("field-added", 1),
+                ("pattern-changed", 1),
+                ("x-kubernetes-validations-added", 2),
+                ("x-kubernetes-validations-removed", 2),
+            ],
+        );
+    }
+    // x-kubernetes-list-type: atomic is added here, but an array without a list type is
+    // atomic already: by design no finding (EXPECTED.md, "Tool mapping").
+    d.no_change_under(".spec.listeners[*].allowedRoutes.namespaces.selector");
+    // The oneOf/anyOf/not compositions of the addresses are unchanged.
+    d.no_change_under(".spec.addresses[*]");
+    d.no_change_under(".status.addresses[*]");
+}
+
+fn referencegrants(d: &Diff) {
+    d.check_invariants();
+    assert_eq!(d.code, 1);
+    assert_eq!(d.presence("v1alpha2"), [Some((true, false)), None]);
+    assert_eq!(
+        d.presence("v1beta1"),
+        [Some((true, true)), Some((true, true))]
+    );
+    d.expect(
+        Some("v1alpha2"),
+        "",
+        "version-removed",
+        "breaking",
+        [Some("served"), None],
+    );
+    d.expect_counts(None, &[]);
+    d.expect_counts(Some("v1alpha2"), &[("version-removed", 1)]);
+    // MUST-NOT-FIND: 12 description changes in v1beta1 and nothing else.
+    d.expect_counts(Some("v1beta1"), &[("description-changed", 12)]);
+    assert_eq!(d.findings.len(), 13);
+}
+
+// ---------------------------------------------------------------------------------------------
+// prometheus-operator v0.68.0 -> v0.93.0
+
+#[test]
+fn prometheus_operator_findings_match_the_hand_checked_expectations() {
+    let pairs = fetch(
+        &PROMETHEUS_OPERATOR,
+        &["servicemonitors", "podmonitors", "prometheusrules"],
+    );
+    servicemonitors(&diff(&pairs[0]));
+    podmonitors(&diff(&pairs[1]));
+    prometheusrules(&diff(&pairs[2]));
+}
+
+/// The same in all three: one version, a status subresource and a `.status` property added.
+fn prometheus_common(d: &Diff) {
+    d.check_invariants();
+    assert_eq!(d.code, 1);
+    assert_eq!(d.presence("v1"), [Some((true, true)), Some((true, true))]);
+    assert_eq!(d.scopes(), ["Namespaced", "Namespaced"]);
+    d.expect_counts(None, &[]);
+    d.expect(
+        Some("v1"),
+        "",
+        "subresources-changed",
+        "breaking",
+        [Some("null"), Some(r#"{"status":{}}"#)],
+    );
+    d.added("v1", ".status", "object");
+}
+
+/// Shared by ServiceMonitor endpoints and PodMonitor podMetricsEndpoints.
+fn scrape_endpoint_changes(d: &Diff, endpoints: &str) {
+    d.expect(
+        Some("v1"),
+        &format!("{endpoints}[*].scheme"),
+        "enum-widened",
+        "compatible",
+        [Some("http, https"), Some("http, https, HTTP, HTTPS")],
+    );
+    let mut limits: Vec<String> = [
+        "sampleLimit",
+        "targetLimit",
+        "labelLimit",
+        "labelNameLengthLimit",
+        "labelValueLengthLimit",
+        "keepDroppedTargets",
+    ]
+    .iter()
+    .map(|l| format!(".spec.{l}"))
+    .collect();
+    for relabel in ["relabelings", "metricRelabelings"] {
+        limits.push(format!("{endpoints}[*].{relabel}[*].modulus"));
+        d.expect(
+            Some("v1"),
+            &format!("{endpoints}[*].{relabel}[*].sourceLabels[*]"),
+            "pattern-widened",
+            "compatible",
+            [Some("^[a-zA-Z_][a-zA-Z0-9_]*$"), Some("-")],
+        );
+    }
+    for path in &limits {
+        d.expect(
+            Some("v1"),
+            path,
+            "minimum-narrowed",
+            "breaking",
+            [Some("-"), Some("0")],
+        );
+    }
+    let token_url = format!("{endpoints}[*].oauth2.tokenUrl");
+    d.expect(
+        Some("v1"),
+        &token_url,
+        "minLength-widened",
+        "compatible",
+        [Some("1"), Some("-")],
+    );
+    d.expect(
+        Some("v1"),
+        &token_url,
+        "pattern-narrowed",
+        "breaking",
+        [Some("-"), Some("^(http|https)://.+$")],
+    );
+    // proxyUrl existed already: only its pattern is new.
+    let proxy_url = format!("{endpoints}[*].proxyUrl");
+    d.expect(
+        Some("v1"),
+        &proxy_url,
+        "pattern-narrowed",
+        "breaking",
+        [Some("-"), Some("^(http|https|socks5)://.+$")],
+    );
+    assert!(
+        !d.findings
+            .iter()
+            .any(|f| f.path == proxy_url && f.rule == "field-added")
+    );
+    // The `default: ""` added to secret and configmap references (12 of them).
+    d.expect(
+        Some("v1"),
+        &format!("{endpoints}[*].basicAuth.username.name"),
+        "default-added",
+        "compatible",
+        [Some("-"), Some(r#""""#)],
+    );
+    // x-kubernetes-list-type: atomic added on the selector's arrays: by design no finding.
+    d.no_change_under(".spec.selector");
+}
+
+fn servicemonitors(d: &Diff) {
+    prometheus_common(d);
+    scrape_endpoint_changes(d, ".spec.endpoints");
+    let role = d.one(Some("v1"), ".spec.serviceDiscoveryRole", "field-added");
+    assert_eq!(role.values, [None, Some("string".to_string())]);
+    d.expect_counts(
+        Some("v1"),
+        &[
+            ("subresources-changed", 1),
+            ("default-added", 12),
+            ("description-changed", 99),
+            ("enum-widened", 1),
+            ("field-added", 23),
+            ("minLength-widened", 1),
+            ("minimum-narrowed", 8),
+            ("pattern-narrowed", 2),
+            ("pattern-widened", 2),
+        ],
+    );
+}
+
+fn podmonitors(d: &Diff) {
+    prometheus_common(d);
+    scrape_endpoint_changes(d, ".spec.podMetricsEndpoints");
+    // `required: [podMetricsEndpoints, selector]` -> `[selector]`, reported at the property.
+    d.expect(
+        Some("v1"),
+        ".spec.podMetricsEndpoints",
+        "required-removed",
+        "compatible",
+        [Some("required"), Some("optional")],
+    );
+    assert!(
+        !d.findings
+            .iter()
+            .any(|f| f.path == ".spec.selector" && f.rule.starts_with("required")),
+        "selector stays required:\n{}",
+        d.listing()
+    );
+    d.added("v1", ".spec.podMetricsEndpoints[*].portNumber", "integer");
+    d.expect_counts(
+        Some("v1"),
+        &[
+            ("subresources-changed", 1),
+            ("default-added", 12),
+            ("description-changed", 94),
+            ("enum-widened", 1),
+            ("field-added", 23),
+            ("minLength-widened", 1),
+            ("minimum-narrowed", 8),
+            ("pattern-narrowed", 2),
+            ("pattern-widened", 2),
+            ("required-removed", 1),
+        ],
+    );
+}
+
+fn prometheusrules(d: &Diff) {
+    prometheus_common(d);
+    d.added("v1", ".spec.groups[*].labels", "object");
+    d.added("v1", ".spec.groups[*].query_offset", "string");
+    // MUST-NOT-FIND: expr is int-or-string in both releases.
+    d.no_change_under(".spec.groups[*].rules[*].expr");
+    d.expect_counts(
+        Some("v1"),
+        &[
+            ("subresources-changed", 1),
+            ("description-changed", 18),
+            ("field-added", 3),
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// JobSet v0.5.0 -> v0.8.0
+
+#[test]
+fn jobset_findings_match_the_hand_checked_expectations() {
+    let pairs = fetch(&JOBSET, &["jobsets"]);
+    let d = diff(&pairs[0]);
+    d.check_invariants();
+    assert_eq!(d.code, 1);
+    let v = Some("v1alpha2");
+    let pod = |p: &str| format!("{POD}{p}");
+    assert_eq!(
+        d.presence("v1alpha2"),
+        [Some((true, true)), Some((true, true))]
+    );
+    assert_eq!(d.scopes(), ["Namespaced", "Namespaced"]);
+    // The only version-level change: a new first printer column.
+    let columns = d.one(v, "", "printerColumns-changed");
+    assert_eq!(columns.class, "informational");
+    assert!(
+        columns.values[1]
+            .as_deref()
+            .is_some_and(|c| c.contains("Final state of JobSe")),
+        "{}",
+        columns.show()
+    );
+
+    // 1. Two CEL rules added at .spec, one finding; `''InOrder''` parsed to `'InOrder'`.
+    let in_order = "!(has(self.startupPolicy) && self.startupPolicy.startupPolicyOrder == 'InOrder' && self.replicatedJobs.exists(x, has(x.dependsOn)))";
+    let first_job = "!(has(self.replicatedJobs[0].dependsOn))";
+    let both = format!("{in_order}; {first_job}");
+    let rules = d.expect(
+        v,
+        ".spec",
+        "x-kubernetes-validations-added",
+        "breaking",
+        [Some("-"), Some(&both)],
+    );
+    let mut added: Vec<&str> = rules
+        .message
+        .strip_prefix("rule added: ")
+        .unwrap()
+        .split("; ")
+        .collect();
+    added.sort();
+    assert_eq!(added, [first_job, in_order]);
+
+    // 2. resourceClaims[*].source moved up one level: the only removal in the data set.
+    d.expect(
+        v,
+        &pod(".resourceClaims[*].source"),
+        "field-removed",
+        "breaking",
+        [Some("object"), None],
+    );
+    d.added(
+        "v1alpha2",
+        &pod(".resourceClaims[*].resourceClaimName"),
+        "string",
+    );
+    d.added(
+        "v1alpha2",
+        &pod(".resourceClaims[*].resourceClaimTemplateName"),
+        "string",
+    );
+    assert!(
+        !d.findings
+            .iter()
+            .any(|f| f.path == pod(".resourceClaims[*].name") && f.rule.starts_with("required")),
+        "required: [name] is unchanged"
+    );
+
+    // 3. hostAliases became a map list keyed by a now required ip.
+    d.expect(
+        v,
+        &pod(".hostAliases[*].ip"),
+        "required-added",
+        "breaking",
+        [Some("optional"), Some("required")],
+    );
+    // 4. 15 lists became map lists (none had a list type before).
+    let containers = ["containers", "initContainers", "ephemeralContainers"];
+    let mut maps: Vec<(String, &str)> = vec![
+        (pod(".hostAliases"), "ip"),
+        (pod(".imagePullSecrets"), "name"),
+        (pod(".volumes"), "name"),
+    ];
+    for c in containers {
+        maps.push((pod(&format!(".{c}")), "name"));
+        maps.push((pod(&format!(".{c}[*].env")), "name"));
+        maps.push((pod(&format!(".{c}[*].volumeMounts")), "mountPath"));
+        maps.push((pod(&format!(".{c}[*].volumeDevices")), "devicePath"));
+    }
+    assert_eq!(maps.len(), 15);
+    for (path, key) in &maps {
+        d.expect(
+            v,
+            path,
+            "x-kubernetes-list-type-changed",
+            "breaking",
+            [Some("atomic"), Some("map")],
+        );
+        d.expect(
+            v,
+            path,
+            "x-kubernetes-list-map-keys-changed",
+            "breaking",
+            [Some(""), Some(key)],
+        );
+    }
+    // An atomic list type added where there was none is no change (by design).
+    d.no_change_under(&pod(".hostAliases[*].hostnames"));
+    // The items' `required: [name]` of the container lists is unchanged.
+    for c in containers {
+        assert!(
+            !d.findings
+                .iter()
+                .any(|f| f.path == pod(&format!(".{c}[*].name")) && f.rule.starts_with("required")),
+            "{c}[*].name stays required"
+        );
+    }
+
+    // 5. Defaults added; `false` and `""` are values, not "no default".
+    for (field, default) in [
+        (".volumes[*].azureDisk.readOnly", "false"),
+        (".volumes[*].azureDisk.fsType", r#""ext4""#),
+        (".volumes[*].rbd.pool", r#""rbd""#),
+        (".volumes[*].rbd.user", r#""admin""#),
+        (".volumes[*].rbd.keyring", r#""/etc/ceph/keyring""#),
+        (".volumes[*].scaleIO.fsType", r#""xfs""#),
+        (".volumes[*].scaleIO.storageMode", r#""ThinProvisioned""#),
+        (".volumes[*].iscsi.iscsiInterface", r#""default""#),
+    ] {
+        d.expect(
+            v,
+            &pod(field),
+            "default-added",
+            "compatible",
+            [Some("-"), Some(default)],
+        );
+    }
+    let empty_defaults = d
+        .findings
+        .iter()
+        .filter(|f| f.rule == "default-added" && f.values[1].as_deref() == Some(r#""""#))
+        .inspect(|f| assert!(f.path.ends_with(".name") || f.path.ends_with(".service")))
+        .count();
+    assert_eq!(empty_defaults, 33);
+
+    // 6. Added properties (25 in all), each once at the top of its subtree.
+    d.added("v1alpha2", ".spec.replicatedJobs[*].dependsOn", "array");
+    d.added("v1alpha2", ".spec.failurePolicy.restartStrategy", "string");
+    for (path, type_name) in [
+        (".spec.coordinator", "object"),
+        (".spec.failurePolicy.rules", "array"),
+        (".spec.network.publishNotReadyAddresses", "boolean"),
+        (".spec.replicatedJobs[*].template.spec.managedBy", "string"),
+        (
+            ".spec.replicatedJobs[*].template.spec.successPolicy",
+            "object",
+        ),
+        (".status.restartsCountTowardsMax", "integer"),
+        (".status.terminalState", "string"),
+    ] {
+        d.added("v1alpha2", path, type_name);
+    }
+    for (path, type_name) in [
+        (".resources", "object"),
+        (".securityContext.appArmorProfile", "object"),
+        (".securityContext.seLinuxChangePolicy", "string"),
+        (".securityContext.supplementalGroupsPolicy", "string"),
+        (".volumes[*].image", "object"),
+    ] {
+        d.added("v1alpha2", &pod(path), type_name);
+    }
+    for c in containers {
+        for (path, type_name) in [
+            ("[*].resources.claims[*].request", "string"),
+            ("[*].securityContext.appArmorProfile", "object"),
+            ("[*].volumeMounts[*].recursiveReadOnly", "string"),
+        ] {
+            d.added("v1alpha2", &pod(&format!(".{c}{path}")), type_name);
+        }
+    }
+
+    // MUST-NOT-FIND: podFailurePolicy has 3 description changes and nothing else; no CEL rule
+    // is removed; the `self == oldSelf` rules are in both releases; no type, enum, pattern or
+    // bound changes anywhere (the 45 int-or-string nodes included).
+    let pfp = ".spec.replicatedJobs[*].template.spec.podFailurePolicy";
+    let under_pfp: Vec<&str> = d
+        .findings
+        .iter()
+        .filter(|f| is_under(&f.path, pfp))
+        .map(|f| f.rule.as_str())
+        .collect();
+    assert_eq!(under_pfp, ["description-changed"; 3]);
+    for path in [
+        ".spec.failurePolicy",
+        ".spec.network",
+        ".spec.startupPolicy",
+        ".spec.successPolicy",
+    ] {
+        assert!(
+            !d.findings
+                .iter()
+                .any(|f| f.path == path && f.rule.starts_with("x-kubernetes-validations")),
+            "{path}: its rule is in both releases"
+        );
+    }
+    d.expect_counts(
+        v,
+        &[
+            ("printerColumns-changed", 1),
+            ("x-kubernetes-validations-added", 1),
+            ("default-added", 41),
+            ("description-changed", 172),
+            ("field-added", 25),
+            ("field-removed", 1),
+            ("required-added", 1),
+            ("x-kubernetes-list-map-keys-changed", 15),
+            ("x-kubernetes-list-type-changed", 15),
+        ],
+    );
+    d.expect_counts(None, &[]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every file against itself, and the LCD of every pair.
+
+fn all_pairs() -> Vec<Pair> {
+    let mut pairs = fetch(&GATEWAY_API, &["httproutes", "gateways", "referencegrants"]);
+    pairs.extend(fetch(
+        &PROMETHEUS_OPERATOR,
+        &["servicemonitors", "podmonitors", "prometheusrules"],
+    ));
+    pairs.extend(fetch(&JOBSET, &["jobsets"]));
+    pairs
+}
+
+#[test]
+fn every_file_compared_with_itself_has_no_finding_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    for pair in all_pairs() {
+        for (release, file) in [("old", &pair.old), ("new", &pair.new)] {
+            // The same path twice is a usage error, so the second source is a copy.
+            let copy = dir.path().join(format!("{release}-{}.yaml", pair.plural));
+            std::fs::copy(file, &copy).unwrap();
+            let out = plugin()
+                .arg("schema-diff")
+                .arg("-f")
+                .arg(file)
+                .arg("-f")
+                .arg(&copy)
+                .args(["--fail-on", "any", "-o", "json"])
+                .output()
+                .unwrap();
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+                panic!(
+                    "{}: {e}: {}",
+                    file.display(),
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} against itself",
+                file.display()
+            );
+            assert_eq!(report["apis"].as_array().unwrap().len(), 1);
+            assert_eq!(report["apis"][0]["name"], pair.crd_name.as_str());
+            assert_eq!(
+                report["apis"][0]["findings"],
+                serde_json::json!([]),
+                "{} against itself",
+                file.display()
+            );
+            for class in ["breaking", "compatible", "informational", "failing"] {
+                assert_eq!(report["summary"][class], 0, "{}", file.display());
+            }
+        }
+    }
+}
+
+/// The LCD of one pair: the CRDs printed (as YAML values and as typed CRDs) and stderr.
+struct Lcd {
+    manifests: Vec<Value>,
+    stderr: String,
+}
+
+fn lcd(pair: &Pair) -> Lcd {
+    let out = plugin()
+        .arg("schema-diff")
+        .arg("-f")
+        .arg(&pair.old)
+        .arg("-f")
+        .arg(&pair.new)
+        .arg("--lcd")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}: an LCD exists: {stderr}",
+        pair.plural
+    );
+    let typed: Vec<CustomResourceDefinition> = serde_saphyr::from_multiple(&stdout)
+        .unwrap_or_else(|e| panic!("{}: the LCD is not YAML CRDs: {e}", pair.plural));
+    let manifests: Vec<Value> = serde_saphyr::from_multiple(&stdout).unwrap();
+    assert_eq!(typed.len(), 1, "{}: one CRD", pair.plural);
+    let crd = &typed[0];
+    assert_eq!(
+        crd.metadata.name.as_deref(),
+        Some(pair.crd_name.as_str()),
+        "{}",
+        pair.plural
+    );
+    assert_eq!(
+        format!("{}.{}", crd.spec.names.plural, crd.spec.group),
+        pair.crd_name
+    );
+    assert_eq!(
+        crd.spec
+            .versions
+            .iter()
+            .filter(|v| v.storage && v.served)
+            .count(),
+        1,
+        "{}: one storage version",
+        pair.plural
+    );
+    // What the API server checks that the tool has got wrong before (each found on these
+    // files, and each made a real kube-apiserver reject the LCD).
+    let annotations = crd.metadata.annotations.clone().unwrap_or_default();
+    let group = &crd.spec.group;
+    let protected = ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|d| group == d || group.ends_with(&format!(".{d}")));
+    assert_eq!(
+        annotations.contains_key("api-approved.kubernetes.io"),
+        protected,
+        "{}: groups under k8s.io and kubernetes.io need the api-approved.kubernetes.io annotation: {annotations:?}",
+        pair.plural
+    );
+    for v in manifests[0]["spec"]["versions"].as_array().unwrap() {
+        map_list_keys_are_required_or_defaulted(
+            &v["schema"]["openAPIV3Schema"],
+            &format!("{} {}", pair.plural, v["name"]),
+        );
+    }
+    Lcd { manifests, stderr }
+}
+
+/// The API server rejects a map list whose key is neither required nor defaulted.
+fn map_list_keys_are_required_or_defaulted(node: &Value, at: &str) {
+    if node["x-kubernetes-list-type"] == "map" {
+        let items = &node["items"];
+        for key in node["x-kubernetes-list-map-keys"].as_array().unwrap() {
+            let required = items["required"]
+                .as_array()
+                .is_some_and(|r| r.contains(key));
+            let defaulted = items["properties"][key.as_str().unwrap()]
+                .get("default")
+                .is_some();
+            assert!(
+                required || defaulted,
+                "{at}: map list key {key} is neither required nor defaulted"
+            );
+        }
+    }
+    if let Some(props) = node["properties"].as_object() {
+        for (name, child) in props {
+            map_list_keys_are_required_or_defaulted(child, &format!("{at}.{name}"));
+        }
+    }
+    if node.get("items").is_some() {
+        map_list_keys_are_required_or_defaulted(&node["items"], &format!("{at}[*]"));
+    }
+    if node["additionalProperties"].is_object() {
+        map_list_keys_are_required_or_defaulted(&node["additionalProperties"], &format!("{at}.*"));
+    }
+}
+
+impl Lcd {
+    fn versions(&self) -> Vec<&str> {
+        self.manifests[0]["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect()
+    }
+
+    fn kind(&self) -> &str {
+        self.manifests[0]["spec"]["names"]["kind"].as_str().unwrap()
+    }
+
+    /// The schema node at a tool path (`.spec.rules[*].matches`) in one version.
+    fn node(&self, version: &str, path: &str) -> Option<&Value> {
+        let v = self.manifests[0]["spec"]["versions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["name"] == version)?;
+        let mut node = &v["schema"]["openAPIV3Schema"];
+        for part in path.trim_start_matches('.').split('.') {
+            let (name, items) = match part.strip_suffix("[*]") {
+                Some(name) => (name, true),
+                None => (part, false),
+            };
+            node = node.get("properties")?.get(name)?;
+            if items {
+                node = node.get("items")?;
+            }
+        }
+        Some(node)
+    }
+
+    fn dropped(&self, version: &str, path: &str) -> bool {
+        self.stderr
+            .contains(&format!(": dropped {version} {path} (declared in "))
+    }
+}
+
+#[test]
+fn every_pair_has_an_lcd_that_parses_as_a_crd() {
+    let pairs = all_pairs();
+    let lcds: BTreeMap<&str, Lcd> = pairs.iter().map(|p| (p.plural, lcd(p))).collect();
+    let kinds: Vec<(&str, &str)> = lcds.iter().map(|(p, l)| (*p, l.kind())).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("gateways", "Gateway"),
+            ("httproutes", "HTTPRoute"),
+            ("jobsets", "JobSet"),
+            ("podmonitors", "PodMonitor"),
+            ("prometheusrules", "PrometheusRule"),
+            ("referencegrants", "ReferenceGrant"),
+            ("servicemonitors", "ServiceMonitor"),
+        ]
+    );
+
+    // Only versions both releases serve; fields only one release has are dropped and listed.
+    let routes = &lcds["httproutes"];
+    assert_eq!(routes.versions(), ["v1", "v1beta1"]);
+    for v in ["v1", "v1beta1"] {
+        assert!(routes.node(v, ".spec.rules[*].timeouts").is_none());
+        assert!(
+            routes.dropped(v, ".spec.rules[*].timeouts"),
+            "{}",
+            routes.stderr
+        );
+        assert!(routes.dropped(v, ".spec.parentRefs[*].port"));
+        // The tighter bound of the two releases.
+        assert_eq!(
+            routes.node(v, ".spec.rules[*].matches").unwrap()["maxItems"],
+            8
+        );
+    }
+    let gateways = &lcds["gateways"];
+    assert_eq!(gateways.versions(), ["v1", "v1beta1"]);
+    assert!(gateways.dropped("v1", ".spec.infrastructure"));
+    // Both releases' rules hold in the LCD.
+    let tls_rules =
+        gateways.node("v1", ".spec.listeners[*].tls").unwrap()["x-kubernetes-validations"]
+            .as_array()
+            .unwrap()
+            .len();
+    assert_eq!(tls_rules, 2);
+    assert_eq!(lcds["referencegrants"].versions(), ["v1beta1"]);
+    for plural in ["servicemonitors", "podmonitors", "prometheusrules"] {
+        let l = &lcds[plural];
+        assert_eq!(l.versions(), ["v1"]);
+        assert!(l.dropped("v1", ".status"), "{plural}: {}", l.stderr);
+        // The releases disagree on the status subresource, so the LCD has none.
+        assert!(l.manifests[0]["spec"]["versions"][0]["subresources"].is_null());
+    }
+    let jobsets = &lcds["jobsets"];
+    assert_eq!(jobsets.versions(), ["v1alpha2"]);
+    let pod = |p: &str| format!("{POD}{p}");
+    assert!(jobsets.dropped("v1alpha2", &pod(".resourceClaims[*].source")));
+    assert!(jobsets.dropped("v1alpha2", &pod(".resourceClaims[*].resourceClaimName")));
+    assert_eq!(
+        jobsets.node("v1alpha2", &pod(".containers")).unwrap()["x-kubernetes-list-type"],
+        "map"
+    );
+    // v0.8.0 defaults the key of imagePullSecrets, v0.5.0 has no default: the LCD requires it.
+    assert_eq!(
+        jobsets
+            .node("v1alpha2", &pod(".imagePullSecrets[*]"))
+            .unwrap()["required"],
+        serde_json::json!(["name"])
+    );
+    assert!(jobsets.stderr.contains(&format!(
+        "{}[*].name: a key of a map list needs a default",
+        pod(".imagePullSecrets")
+    )));
+    // The two new rules at .spec name replicatedJobs[*].dependsOn, which v0.5.0 lacks: the
+    // field stays declared (or the rules would not compile) but cannot be set.
+    let spec_rules: Vec<&str> =
+        jobsets.node("v1alpha2", ".spec").unwrap()["x-kubernetes-validations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["rule"].as_str().unwrap())
+            .filter(|r| r.contains("dependsOn"))
+            .collect();
+    assert_eq!(spec_rules.len(), 2);
+    let depends_on = jobsets
+        .node("v1alpha2", ".spec.replicatedJobs[*].dependsOn")
+        .expect("dependsOn stays declared");
+    assert_eq!(depends_on["x-kubernetes-validations"][0]["rule"], "false");
+    assert!(jobsets.dropped("v1alpha2", ".spec.replicatedJobs[*].dependsOn"));
+    // The gateway-api groups need the approval annotation; it comes from the releases.
+    for plural in ["httproutes", "gateways", "referencegrants"] {
+        let approved =
+            &lcds[plural].manifests[0]["metadata"]["annotations"]["api-approved.kubernetes.io"];
+        assert!(
+            [
+                "https://github.com/kubernetes-sigs/gateway-api/pull/2466",
+                "https://github.com/kubernetes-sigs/gateway-api/pull/3328"
+            ]
+            .contains(&approved.as_str().unwrap_or_default()),
+            "{plural}: {approved}"
+        );
+    }
+}
