@@ -142,9 +142,11 @@ pub fn render<T: Serialize + Tabular>(
 
 /// Prints `value` on stdout.
 pub fn print<T: Serialize + Tabular>(value: &T, format: OutputFormat) -> Result<()> {
-    let stdout = std::io::stdout();
-    let mut lock = stdout.lock();
-    render(value, format, &mut lock)
+    // Stdout is line-buffered: big JSON reports would cost one write per line.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    render(value, format, &mut out)?;
+    out.flush()?;
+    Ok(())
 }
 
 /// A log line on stderr, shown when -v was given at least `level` times.

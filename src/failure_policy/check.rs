@@ -1,12 +1,25 @@
-//! PURE: the API server's validation of a Job's failure handling (pkg/apis/batch/validation),
-//! with messages in its own format (`path: Type: value: detail`), plus what a version supports.
+//! PURE: the API server's validation of a Job's failure handling (pkg/apis/batch/validation,
+//! Kubernetes 1.36), with messages in its own format (`path: Type: value: detail`, as
+//! apimachinery's `field.Error` renders them) and in its order, plus what a version supports.
+//!
+//! What is validated, in the server's order (validateJobSpec, then ValidateJob): the counts
+//! (parallelism, completions, activeDeadlineSeconds, backoffLimit, ttlSecondsAfterFinished,
+//! backoffLimitPerIndex, maxFailedIndexes), managedBy, completionMode and its limits,
+//! podFailurePolicy, successPolicy, podReplacementPolicy, the template's restartPolicy and the
+//! longest pod hostname of an Indexed Job. Not validated: object metadata, the selector and the
+//! pod template's own validation (containers, images, ...).
+//!
+//! Bad values are rendered as Go renders them: `int32` with `%v`, a plain `string` with `%q`,
+//! anything else (named string types such as the action, pointers, slices, structs) as JSON,
+//! e.g. `[3,2]` for exit codes and `{"Rules":[...]}` for a success policy.
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
-use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::batch::v1::{Job, JobSpec, PodFailurePolicy, SuccessPolicy};
+use regex::Regex;
 use serde::Serialize;
 
 use super::engine::Semantics;
-use super::model::parse_intervals;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,18 +42,44 @@ pub struct Support {
     pub consequence: Option<String>,
 }
 
+/// `sets.List(...)` of the server's sets: sorted.
 const ACTIONS: [&str; 4] = ["Count", "FailIndex", "FailJob", "Ignore"];
 const OPERATORS: [&str; 2] = ["In", "NotIn"];
 const STATUSES: [&str; 3] = ["False", "True", "Unknown"];
+const REPLACEMENT_POLICIES: [&str; 2] = ["Failed", "TerminatingOrFailed"];
+/// Literal lists, in the server's order.
+const COMPLETION_MODES: [&str; 2] = ["NonIndexed", "Indexed"];
+const RESTART_POLICIES: [&str; 2] = ["OnFailure", "Never"];
+
 const MAX_RULES: usize = 20;
 const MAX_VALUES: usize = 255;
 const MAX_PATTERNS: usize = 20;
 const MAX_SUCCESS_RULES: usize = 20;
-const MAX_FAILED_INDEXES_LIMIT: i32 = 100_000;
+const MAX_SUCCEEDED_INDEXES_LENGTH: usize = 64 * 1024;
+const MAX_MANAGED_BY_LENGTH: usize = 63;
+const MAX_PARALLELISM_FOR_INDEXED: i32 = 100_000;
+const MAX_FAILED_INDEXES_FOR_INDEXED: i32 = 100_000;
 const COMPLETIONS_SOFT_LIMIT: i32 = 100_000;
 const PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS: i32 = 10_000;
 const MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS: i32 = 10_000;
 
+const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+const LABEL_KEY_ERR: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_SUBDOMAIN_FMT: &str =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
+const HTTP_PATH_FMT: &str = r"[A-Za-z0-9/\-._~%!$&'()*+,;=:]+";
+
+fn anchored(fmt: &str) -> Regex {
+    Regex::new(&format!("^(?:{fmt})$")).expect("a valid pattern")
+}
+static LABEL_KEY_RE: LazyLock<Regex> = LazyLock::new(|| anchored(LABEL_KEY_FMT));
+static DNS1123_LABEL_RE: LazyLock<Regex> = LazyLock::new(|| anchored(DNS1123_LABEL_FMT));
+static DNS1123_SUBDOMAIN_RE: LazyLock<Regex> = LazyLock::new(|| anchored(DNS1123_SUBDOMAIN_FMT));
+static HTTP_PATH_RE: LazyLock<Regex> = LazyLock::new(|| anchored(HTTP_PATH_FMT));
+
+/// A `field.ErrorList` being built; each push renders `field.Error.Error()`.
 struct Errors(Vec<Problem>);
 
 impl Errors {
@@ -50,105 +89,415 @@ impl Errors {
             message: format!("{path}: {body}"),
         });
     }
+    /// `field.Invalid(path, value, detail)`; `value` is already rendered (see [`go_quote`],
+    /// [`go_json_string`]).
     fn invalid(&mut self, path: &str, value: &str, detail: &str) {
         self.push(path, format!("Invalid value: {value}: {detail}"));
     }
+    /// `field.Invalid(path, field.OmitValueType{}, detail)`.
     fn invalid_omitted(&mut self, path: &str, detail: &str) {
         self.push(path, format!("Invalid value: {detail}"));
     }
+    /// `field.Required(path, detail)`: no value, and no `: ` when the detail is empty.
     fn required(&mut self, path: &str, detail: &str) {
-        self.push(path, format!("Required value: {detail}"));
+        if detail.is_empty() {
+            self.push(path, "Required value".into());
+        } else {
+            self.push(path, format!("Required value: {detail}"));
+        }
     }
+    /// `field.NotSupported(path, value, supported)`: each supported value `strconv.Quote`d.
     fn not_supported(&mut self, path: &str, value: &str, supported: &[&str]) {
-        let list: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        let list: Vec<String> = supported.iter().map(|s| go_quote(s)).collect();
         self.push(
             path,
             format!(
-                "Unsupported value: {value:?}: supported values: {}",
+                "Unsupported value: {value}: supported values: {}",
                 list.join(", ")
             ),
         );
     }
     fn too_many(&mut self, path: &str, actual: usize, max: usize) {
+        let items = if max == 1 { "item" } else { "items" };
         self.push(
             path,
-            format!("Too many: {actual}: must have at most {max} items"),
+            format!("Too many: {actual}: must have at most {max} {items}"),
         );
     }
-    fn non_negative(&mut self, path: &str, value: i64) {
-        if value < 0 {
-            self.invalid(
-                path,
-                &value.to_string(),
-                "must be greater than or equal to 0",
-            );
+    fn too_long(&mut self, path: &str, max: usize) {
+        let bytes = if max == 1 { "byte" } else { "bytes" };
+        self.push(
+            path,
+            format!("Too long: may not be more than {max} {bytes}"),
+        );
+    }
+    fn duplicate(&mut self, path: &str, value: &str) {
+        self.push(path, format!("Duplicate value: {value}"));
+    }
+    /// `ValidateNonnegativeField`.
+    fn non_negative(&mut self, path: &str, value: Option<i64>) {
+        if let Some(v) = value
+            && v < 0
+        {
+            self.invalid(path, &v.to_string(), "must be greater than or equal to 0");
         }
     }
 }
 
-/// Go's `%q` of a string list, as `field.Required(..., fmt.Sprintf("valid values: %q", list))`.
+/// Go's `%q` of a string list (`fmt.Sprintf("valid values: %q", list)`): `["In" "NotIn"]`.
 fn go_quoted_list(items: &[&str]) -> String {
     format!(
         "[{}]",
         items
             .iter()
-            .map(|s| format!("{s:?}"))
+            .map(|s| go_quote(s))
             .collect::<Vec<_>>()
             .join(" ")
     )
 }
 
-/// Validates what the API server validates about failure handling. The spec is taken as written
-/// (defaults are applied by the server before validation; we apply the same ones).
+/// Whether Go's `strconv.IsPrint` holds, closely enough: letters, marks, numbers, punctuation,
+/// symbols and the ASCII space. (Unassigned code points, which Go also escapes, are not known
+/// here.)
+fn go_is_print(c: char) -> bool {
+    if c == ' ' {
+        return true;
+    }
+    let format = matches!(
+        c,
+        '\u{ad}'
+            | '\u{600}'..='\u{605}'
+            | '\u{61c}'
+            | '\u{6dd}'
+            | '\u{70f}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206f}'
+            | '\u{feff}'
+            | '\u{fff9}'..='\u{fffb}'
+            | '\u{e000}'..='\u{f8ff}'
+            | '\u{f0000}'..='\u{10ffff}'
+    );
+    !(c.is_control() || c.is_whitespace() || format)
+}
+
+/// Go's `strconv.Quote` (and so `%q` of a string).
+pub(crate) fn go_quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if go_is_print(c) => out.push(c),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if c < ' ' || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Go's `encoding/json` rendering of a string (HTML-escaping `<`, `>` and `&`), as
+/// `field.Error` shows a bad value of a named string type such as `PodFailurePolicyAction`.
+pub(crate) fn go_json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c < ' ' || matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}') => {
+                out.push_str(&format!("\\u{:04x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `json.Marshal` of a `[]int32`: `[3,2]`, `[]` when empty.
+fn go_json_ints(values: &[i32]) -> String {
+    format!(
+        "[{}]",
+        values
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+    )
+}
+
+/// `json.Marshal` of the internal `batch.SuccessPolicy` (no JSON tags: Go field names).
+fn go_json_success_policy(policy: &SuccessPolicy) -> String {
+    let rules: Vec<String> = policy
+        .rules
+        .iter()
+        .map(|r| {
+            format!(
+                "{{\"SucceededIndexes\":{},\"SucceededCount\":{}}}",
+                r.succeeded_indexes
+                    .as_deref()
+                    .map(go_json_string)
+                    .unwrap_or_else(|| "null".into()),
+                r.succeeded_count
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| "null".into()),
+            )
+        })
+        .collect();
+    format!("{{\"Rules\":[{}]}}", rules.join(","))
+}
+
+/// apimachinery's `RegexError`.
+fn regex_error(msg: &str, fmt: &str, examples: &[&str]) -> String {
+    if examples.is_empty() {
+        return format!("{msg} (regex used for validation is '{fmt}')");
+    }
+    let mut out = format!("{msg} (e.g. ");
+    for (i, e) in examples.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" or ");
+        }
+        out.push_str(&format!("'{e}', "));
+    }
+    out.push_str(&format!("regex used for validation is '{fmt}')"));
+    out
+}
+
+/// `content.IsDNS1123Subdomain` (max length in bytes) or, with `characters`, the older
+/// `util/validation.IsDNS1123Subdomain` (max length in characters).
+fn dns1123_subdomain_problems(value: &str, characters: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if value.len() > 253 {
+        out.push(format!(
+            "must be no more than 253 {}",
+            if characters { "characters" } else { "bytes" }
+        ));
+    }
+    if !DNS1123_SUBDOMAIN_RE.is_match(value) {
+        out.push(regex_error(
+            DNS1123_SUBDOMAIN_ERR,
+            DNS1123_SUBDOMAIN_FMT,
+            &["example.com"],
+        ));
+    }
+    out
+}
+
+/// `content.IsLabelKey` (what `ValidateQualifiedName` uses), with its messages.
+fn qualified_name_problems(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let parts: Vec<&str> = value.split('/').collect();
+    let name = match parts.as_slice() {
+        [name] => *name,
+        [prefix, name] => {
+            if prefix.is_empty() {
+                out.push("prefix part must be non-empty".to_string());
+            } else {
+                out.extend(
+                    dns1123_subdomain_problems(prefix, false)
+                        .into_iter()
+                        .map(|m| format!("prefix part {m}")),
+                );
+            }
+            *name
+        }
+        _ => {
+            out.push(format!(
+                "a valid label key {} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+                regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
+            ));
+            return out;
+        }
+    };
+    if name.is_empty() {
+        out.push("name part must be non-empty".to_string());
+    } else if name.len() > 63 {
+        out.push("name part must be no more than 63 bytes".to_string());
+    }
+    if !LABEL_KEY_RE.is_match(name) {
+        out.push(format!(
+            "name part {}",
+            regex_error(
+                LABEL_KEY_ERR,
+                LABEL_KEY_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        ));
+    }
+    out
+}
+
+/// `util/validation.IsDomainPrefixedPath`, as for `spec.managedBy`.
+fn validate_domain_prefixed_path(path: &str, value: &str, e: &mut Errors) {
+    if value.is_empty() {
+        e.required(path, "");
+        return;
+    }
+    let Some((host, rest)) = value
+        .split_once('/')
+        .filter(|(h, r)| !h.is_empty() && !r.is_empty())
+    else {
+        e.invalid(
+            path,
+            &go_quote(value),
+            "must be a domain-prefixed path (such as \"acme.io/foo\")",
+        );
+        return;
+    };
+    for m in dns1123_subdomain_problems(host, true) {
+        e.invalid(path, &go_quote(host), &m);
+    }
+    if !HTTP_PATH_RE.is_match(rest) {
+        e.invalid(
+            path,
+            &go_quote(rest),
+            &regex_error("Invalid path", HTTP_PATH_FMT, &[]),
+        );
+    }
+}
+
+/// Go's `strconv.Atoi` on a 64-bit platform: an optional sign and decimal digits.
+fn go_atoi(s: &str) -> Option<i64> {
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// The server's `validateIndexesFormat`: the number of indexes, or why the text is invalid.
+fn validate_indexes_format(text: &str, completions: i32) -> Result<i32, String> {
+    if text.is_empty() {
+        return Ok(0);
+    }
+    let mut last: Option<i64> = None;
+    let mut total: i32 = 0;
+    for interval in text.split(',') {
+        let limits: Vec<&str> = interval.split('-').collect();
+        if limits.len() > 2 {
+            return Err(format!(
+                "the fragment {} violates the requirement that an index interval can have at most two parts separated by '-'",
+                go_quote(interval)
+            ));
+        }
+        let parse = |s: &str| -> Result<i64, String> {
+            let v = go_atoi(s).ok_or_else(|| {
+                format!(
+                    "cannot convert string to integer for index: {}",
+                    go_quote(s)
+                )
+            })?;
+            if v >= i64::from(completions) {
+                return Err(format!("too large index: {}", go_quote(s)));
+            }
+            Ok(v)
+        };
+        let x = parse(limits[0])?;
+        let y = match limits.get(1) {
+            Some(hi) => {
+                let y = parse(hi)?;
+                if x >= y {
+                    return Err(format!("non-increasing order, previous: {x}, current: {y}"));
+                }
+                y
+            }
+            None => x,
+        };
+        if let Some(l) = last
+            && l >= x
+        {
+            return Err(format!("non-increasing order, previous: {l}, current: {x}"));
+        }
+        total = total.wrapping_add((y - x + 1) as i32);
+        last = Some(y);
+    }
+    Ok(total)
+}
+
+/// Validates what the API server validates about failure handling, after applying the same
+/// defaults the server applies first (completions and parallelism, completionMode NonIndexed,
+/// a pattern's status True, restartPolicy Always). A Job without a spec is validated as the
+/// server would see it: an empty spec.
 pub fn validate(job: &Job) -> Vec<Problem> {
     let mut e = Errors(Vec::new());
-    let Some(spec) = &job.spec else {
-        e.required("spec", "");
-        return e.0;
+    let empty = JobSpec::default();
+    let spec = job.spec.as_ref().unwrap_or(&empty);
+    // SetDefaults_Job.
+    let (completions, parallelism) = match (spec.completions, spec.parallelism) {
+        (None, None) => (Some(1), Some(1)),
+        (c, p) => (c, Some(p.unwrap_or(1))),
     };
-    validate_counts(spec, &mut e);
-    let indexed = spec.completion_mode.as_deref() == Some("Indexed");
-    if let Some(mode) = &spec.completion_mode
-        && mode != "Indexed"
-        && mode != "NonIndexed"
-    {
-        e.not_supported("spec.completionMode", mode, &["Indexed", "NonIndexed"]);
-    }
-    if indexed {
-        if spec.completions.is_none() {
-            e.required(
-                "spec.completions",
-                &format!("when completion mode is {}", "Indexed"),
-            );
-        }
-    } else {
-        if let Some(b) = spec.backoff_limit_per_index {
-            e.invalid(
-                "spec.backoffLimitPerIndex",
-                &b.to_string(),
-                "requires indexed completion mode",
-            );
-        }
-        if let Some(m) = spec.max_failed_indexes {
-            e.invalid(
-                "spec.maxFailedIndexes",
-                &m.to_string(),
-                "requires indexed completion mode",
-            );
-        }
-    }
-    if let Some(b) = spec.backoff_limit_per_index {
-        e.non_negative("spec.backoffLimitPerIndex", b as i64);
-    }
-    if let Some(m) = spec.max_failed_indexes {
-        e.non_negative("spec.maxFailedIndexes", m as i64);
-        if spec.backoff_limit_per_index.is_none() {
+    let mode = spec.completion_mode.as_deref().unwrap_or("NonIndexed");
+    let indexed = mode == "Indexed";
+    let per_index = spec.backoff_limit_per_index;
+    let max_failed = spec.max_failed_indexes;
+
+    e.non_negative("spec.parallelism", parallelism.map(i64::from));
+    e.non_negative("spec.completions", completions.map(i64::from));
+    e.non_negative("spec.activeDeadlineSeconds", spec.active_deadline_seconds);
+    e.non_negative("spec.backoffLimit", spec.backoff_limit.map(i64::from));
+    e.non_negative(
+        "spec.ttlSecondsAfterFinished",
+        spec.ttl_seconds_after_finished.map(i64::from),
+    );
+    e.non_negative("spec.backoffLimitPerIndex", per_index.map(i64::from));
+    if let Some(m) = max_failed {
+        e.non_negative("spec.maxFailedIndexes", Some(i64::from(m)));
+        if per_index.is_none() {
             e.required(
                 "spec.backoffLimitPerIndex",
                 "when maxFailedIndexes is specified",
             );
         }
-        if let Some(c) = spec.completions
+    }
+    if let Some(by) = &spec.managed_by {
+        validate_domain_prefixed_path("spec.managedBy", by, &mut e);
+        if by.len() > MAX_MANAGED_BY_LENGTH {
+            e.too_long("spec.managedBy", MAX_MANAGED_BY_LENGTH);
+        }
+    }
+
+    if mode != "NonIndexed" && !indexed {
+        e.not_supported(
+            "spec.completionMode",
+            &go_json_string(mode),
+            &COMPLETION_MODES,
+        );
+    }
+    if indexed {
+        if completions.is_none() {
+            e.required("spec.completions", "when completion mode is Indexed");
+        }
+        if let Some(p) = parallelism
+            && p > MAX_PARALLELISM_FOR_INDEXED
+        {
+            e.invalid(
+                "spec.parallelism",
+                &p.to_string(),
+                &format!(
+                    "must be less than or equal to {MAX_PARALLELISM_FOR_INDEXED} when completion mode is Indexed"
+                ),
+            );
+        }
+        if let (Some(c), Some(m)) = (completions, max_failed)
             && m > c
         {
             e.invalid(
@@ -157,89 +506,144 @@ pub fn validate(job: &Job) -> Vec<Problem> {
                 "must be less than or equal to completions",
             );
         }
-        if m > MAX_FAILED_INDEXES_LIMIT {
-            e.invalid(
-                "spec.maxFailedIndexes",
-                &m.to_string(),
-                &format!("must be less than or equal to {MAX_FAILED_INDEXES_LIMIT}"),
-            );
-        }
-    }
-    if spec.backoff_limit_per_index.is_some()
-        && let Some(c) = spec.completions
-        && c > COMPLETIONS_SOFT_LIMIT
-    {
-        match spec.max_failed_indexes {
-            None => e.required(
-                "spec.maxFailedIndexes",
-                &format!("must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"),
-            ),
-            Some(m) if m > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS => e.invalid(
-                "spec.maxFailedIndexes",
-                &m.to_string(),
-                &format!(
-                    "must be less than or equal to {MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS} when completions more than {COMPLETIONS_SOFT_LIMIT}"
-                ),
-            ),
-            _ => {}
-        }
-        if let Some(p) = spec.parallelism
-            && p > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS
+        if let Some(m) = max_failed
+            && m > MAX_FAILED_INDEXES_FOR_INDEXED
         {
             e.invalid(
-                "spec.parallelism",
-                &p.to_string(),
-                &format!(
-                    "must be less than or equal to {PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
-                ),
+                "spec.maxFailedIndexes",
+                &m.to_string(),
+                &format!("must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED}"),
+            );
+        }
+        if completions.is_some_and(|c| c > COMPLETIONS_SOFT_LIMIT) && per_index.is_some() {
+            if max_failed.is_none() {
+                e.required(
+                    "spec.maxFailedIndexes",
+                    &format!(
+                        "must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"
+                    ),
+                );
+            }
+            if let Some(p) = parallelism
+                && p > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS
+            {
+                e.invalid(
+                    "spec.parallelism",
+                    &p.to_string(),
+                    &format!(
+                        "must be less than or equal to {PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+                    ),
+                );
+            }
+            if let Some(m) = max_failed
+                && m > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS
+            {
+                e.invalid(
+                    "spec.maxFailedIndexes",
+                    &m.to_string(),
+                    &format!(
+                        "must be less than or equal to {MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+                    ),
+                );
+            }
+        }
+    }
+    if mode == "NonIndexed" {
+        if let Some(b) = per_index {
+            e.invalid(
+                "spec.backoffLimitPerIndex",
+                &b.to_string(),
+                "requires indexed completion mode",
+            );
+        }
+        if let Some(m) = max_failed {
+            e.invalid(
+                "spec.maxFailedIndexes",
+                &m.to_string(),
+                "requires indexed completion mode",
             );
         }
     }
-    if spec.pod_failure_policy.is_some() {
-        validate_pod_failure_policy(spec, &mut e);
+
+    if let Some(policy) = &spec.pod_failure_policy {
+        validate_pod_failure_policy(spec, policy, &mut e);
+    }
+    if let Some(policy) = &spec.success_policy {
+        if indexed {
+            validate_success_policy(policy, completions, &mut e);
+        } else {
+            e.invalid(
+                "spec.successPolicy",
+                &go_json_success_policy(policy),
+                "requires indexed completion mode",
+            );
+        }
     }
     validate_replacement_policy(spec, &mut e);
-    if spec.success_policy.is_some() {
-        validate_success_policy(spec, &mut e);
+    // (Here the server validates the pod template itself; not done here.)
+    validate_restart_policy(spec, &mut e);
+
+    // ValidateJob, after the spec: the longest pod hostname of an Indexed Job.
+    if let (true, Some(c), Some(name)) = (indexed, completions, job.metadata.name.as_deref())
+        && c > 0
+    {
+        let hostname = format!("{name}-{}", c - 1);
+        if hostname.len() > 63 || !DNS1123_LABEL_RE.is_match(&hostname) {
+            e.invalid(
+                "metadata.name",
+                &go_quote(name),
+                &format!("will not able to create pod with invalid DNS label: {hostname}"),
+            );
+        }
     }
     e.0
 }
 
-fn validate_counts(spec: &JobSpec, e: &mut Errors) {
-    if let Some(p) = spec.parallelism {
-        e.non_negative("spec.parallelism", p as i64);
-    }
-    if let Some(c) = spec.completions {
-        e.non_negative("spec.completions", c as i64);
-    }
-    if let Some(b) = spec.backoff_limit {
-        e.non_negative("spec.backoffLimit", b as i64);
-    }
-    if let Some(d) = spec.active_deadline_seconds
-        && d <= 0
-    {
+fn validate_restart_policy(spec: &JobSpec, e: &mut Errors) {
+    let path = "spec.template.spec.restartPolicy";
+    // SetDefaults_PodSpec: an empty restartPolicy becomes Always.
+    let restart = spec
+        .template
+        .spec
+        .as_ref()
+        .and_then(|p| p.restart_policy.as_deref())
+        .unwrap_or("");
+    if restart.is_empty() || restart == "Always" {
+        e.required(
+            path,
+            &format!(
+                "valid values: {}, {}",
+                go_quote("OnFailure"),
+                go_quote("Never")
+            ),
+        );
+    } else if !RESTART_POLICIES.contains(&restart) {
+        // The pod template's own validation (validateRestartPolicy), which the server runs just
+        // before, rejects an unknown value too.
+        e.not_supported(
+            path,
+            &go_json_string(restart),
+            &["Always", "OnFailure", "Never"],
+        );
+        e.not_supported(path, &go_json_string(restart), &RESTART_POLICIES);
+    } else if spec.pod_failure_policy.is_some() && restart != "Never" {
         e.invalid(
-            "spec.activeDeadlineSeconds",
-            &d.to_string(),
-            "must be greater than 0",
+            path,
+            &go_json_string(restart),
+            &format!(
+                "only {} is supported when podFailurePolicy is specified",
+                go_quote("Never")
+            ),
         );
     }
 }
 
-fn validate_pod_failure_policy(spec: &JobSpec, e: &mut Errors) {
-    let policy = spec.pod_failure_policy.as_ref().expect("caller checked");
-    let pod = spec.template.spec.as_ref();
-    let restart = pod.and_then(|p| p.restart_policy.as_deref()).unwrap_or("");
-    if restart != "Never" {
-        e.invalid(
-            "spec.template.spec.restartPolicy",
-            &format!("{restart:?}"),
-            "only \"Never\" is supported when podFailurePolicy is specified",
-        );
-    }
+fn validate_pod_failure_policy(spec: &JobSpec, policy: &PodFailurePolicy, e: &mut Errors) {
+    let rules_path = "spec.podFailurePolicy.rules";
     if policy.rules.len() > MAX_RULES {
-        e.too_many("spec.podFailurePolicy.rules", policy.rules.len(), MAX_RULES);
+        e.too_many(rules_path, policy.rules.len(), MAX_RULES);
     }
+    let pod = spec.template.spec.as_ref();
     let names: BTreeSet<&str> = pod
         .map(|p| {
             p.containers
@@ -250,7 +654,7 @@ fn validate_pod_failure_policy(spec: &JobSpec, e: &mut Errors) {
         })
         .unwrap_or_default();
     for (i, rule) in policy.rules.iter().enumerate() {
-        let path = format!("spec.podFailurePolicy.rules[{i}]");
+        let path = format!("{rules_path}[{i}]");
         let action_path = format!("{path}.action");
         if rule.action.is_empty() {
             e.required(
@@ -261,67 +665,59 @@ fn validate_pod_failure_policy(spec: &JobSpec, e: &mut Errors) {
             if spec.backoff_limit_per_index.is_none() {
                 e.invalid(
                     &action_path,
-                    "\"FailIndex\"",
+                    &go_json_string(&rule.action),
                     "requires the backoffLimitPerIndex to be set",
                 );
             }
         } else if !ACTIONS.contains(&rule.action.as_str()) {
-            e.not_supported(&action_path, &rule.action, &ACTIONS);
+            e.not_supported(&action_path, &go_json_string(&rule.action), &ACTIONS);
         }
         if let Some(codes) = &rule.on_exit_codes {
             let cpath = format!("{path}.onExitCodes");
+            let operator_path = format!("{cpath}.operator");
             if codes.operator.is_empty() {
                 e.required(
-                    &format!("{cpath}.operator"),
+                    &operator_path,
                     &format!("valid values: {}", go_quoted_list(&OPERATORS)),
                 );
             } else if !OPERATORS.contains(&codes.operator.as_str()) {
-                e.not_supported(&format!("{cpath}.operator"), &codes.operator, &OPERATORS);
+                e.not_supported(&operator_path, &go_json_string(&codes.operator), &OPERATORS);
             }
             if let Some(name) = &codes.container_name
                 && !names.contains(name.as_str())
             {
                 e.invalid(
                     &format!("{cpath}.containerName"),
-                    &format!("{name:?}"),
+                    &go_quote(name),
                     "must be one of the container or initContainer names in the pod template",
                 );
             }
             let vpath = format!("{cpath}.values");
-            let go_values = format!(
-                "[]int32{{{}}}",
-                codes
-                    .values
-                    .iter()
-                    .map(ToString::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
             if codes.values.is_empty() {
-                e.invalid(&vpath, &go_values, "at least one value is required");
+                e.invalid(
+                    &vpath,
+                    &go_json_ints(&codes.values),
+                    "at least one value is required",
+                );
             } else if codes.values.len() > MAX_VALUES {
                 e.too_many(&vpath, codes.values.len(), MAX_VALUES);
-            } else {
-                let mut seen = BTreeSet::new();
-                let mut ordered = true;
-                for (j, v) in codes.values.iter().enumerate() {
-                    if codes.operator == "In" && *v == 0 {
-                        e.invalid(
-                            &format!("{vpath}[{j}]"),
-                            "0",
-                            "must not be 0 for the In operator",
-                        );
-                    }
-                    if !seen.insert(*v) {
-                        e.push(&format!("{vpath}[{j}]"), format!("Duplicate value: {v}"));
-                    }
-                    if j > 0 && codes.values[j - 1] > *v {
-                        ordered = false;
-                    }
+            }
+            let mut seen = BTreeSet::new();
+            let mut ordered = true;
+            for (j, v) in codes.values.iter().enumerate() {
+                let value_path = format!("{vpath}[{j}]");
+                if codes.operator == "In" && *v == 0 {
+                    e.invalid(&value_path, "0", "must not be 0 for the In operator");
                 }
-                if !ordered {
-                    e.invalid(&vpath, &go_values, "must be ordered");
+                if !seen.insert(*v) {
+                    e.duplicate(&value_path, &v.to_string());
                 }
+                if j > 0 && codes.values[j - 1] > *v {
+                    ordered = false;
+                }
+            }
+            if !ordered {
+                e.invalid(&vpath, &go_json_ints(&codes.values), "must be ordered");
             }
         }
         let patterns = rule.on_pod_conditions.as_deref().unwrap_or_default();
@@ -333,18 +729,21 @@ fn validate_pod_failure_policy(spec: &JobSpec, e: &mut Errors) {
             for (j, p) in patterns.iter().enumerate() {
                 let tpath = format!("{ppath}[{j}].type");
                 for problem in qualified_name_problems(&p.type_) {
-                    e.invalid(&tpath, &format!("{:?}", p.type_), &problem);
+                    e.invalid(&tpath, &go_quote(&p.type_), &problem);
                 }
-                let spath = format!("{ppath}[{j}].status");
-                match p.status.as_deref() {
-                    // The server defaults an absent status to True before validating.
-                    None => {}
-                    Some("") => e.required(
-                        &spath,
-                        &format!("valid values: {}", go_quoted_list(&STATUSES)),
-                    ),
-                    Some(s) if !STATUSES.contains(&s) => e.not_supported(&spath, s, &STATUSES),
-                    Some(_) => {}
+                // SetDefaults_PodFailurePolicyOnPodConditionsPattern: an absent or empty status
+                // is True, so the server's Required branch is never reached from a request.
+                let status = p
+                    .status
+                    .as_deref()
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or("True");
+                if !STATUSES.contains(&status) {
+                    e.not_supported(
+                        &format!("{ppath}[{j}].status"),
+                        &go_json_string(status),
+                        &STATUSES,
+                    );
                 }
             }
         }
@@ -366,139 +765,77 @@ fn validate_replacement_policy(spec: &JobSpec, e: &mut Errors) {
     let Some(policy) = &spec.pod_replacement_policy else {
         return;
     };
+    let path = "spec.podReplacementPolicy";
     if spec.pod_failure_policy.is_some() {
         if policy != "Failed" {
-            e.not_supported("spec.podReplacementPolicy", policy, &["Failed"]);
+            e.not_supported(path, &go_json_string(policy), &["Failed"]);
         }
-    } else if policy != "Failed" && policy != "TerminatingOrFailed" {
-        e.not_supported(
-            "spec.podReplacementPolicy",
-            policy,
-            &["Failed", "TerminatingOrFailed"],
-        );
+    } else if !REPLACEMENT_POLICIES.contains(&policy.as_str()) {
+        e.not_supported(path, &go_json_string(policy), &REPLACEMENT_POLICIES);
     }
 }
 
-fn validate_success_policy(spec: &JobSpec, e: &mut Errors) {
-    let policy = spec.success_policy.as_ref().expect("caller checked");
-    if spec.completion_mode.as_deref() != Some("Indexed") {
-        e.invalid_omitted("spec.successPolicy", "requires indexed completion mode");
-    }
-    let rpath = "spec.successPolicy.rules";
+/// For an Indexed Job only (the caller reports a success policy on any other).
+fn validate_success_policy(policy: &SuccessPolicy, completions: Option<i32>, e: &mut Errors) {
+    let rules_path = "spec.successPolicy.rules";
     if policy.rules.is_empty() {
         e.required(
-            rpath,
+            rules_path,
             "at least one rules must be specified when the successPolicy is specified",
         );
     }
     if policy.rules.len() > MAX_SUCCESS_RULES {
-        e.too_many(rpath, policy.rules.len(), MAX_SUCCESS_RULES);
+        e.too_many(rules_path, policy.rules.len(), MAX_SUCCESS_RULES);
     }
+    // Without completions (already reported as Required) the server cannot go on either.
+    let Some(completions) = completions else {
+        return;
+    };
     for (i, rule) in policy.rules.iter().enumerate() {
-        let path = format!("{rpath}[{i}]");
-        let mut total: Option<i32> = None;
-        if let Some(text) = &rule.succeeded_indexes {
-            let ipath = format!("{path}.succeededIndexes");
-            match parse_intervals(text) {
-                Ok(set) => {
-                    total = Some(set.len() as i32);
-                    if let (Some(max), Some(c)) = (set.iter().next_back(), spec.completions)
-                        && *max >= c
-                    {
-                        e.invalid(
-                            &ipath,
-                            &format!("{text:?}"),
-                            &format!("error parsing succeededIndexes: too large index: {max}"),
-                        );
-                    }
-                }
-                Err(why) => e.invalid(
-                    &ipath,
-                    &format!("{text:?}"),
-                    &format!("error parsing succeededIndexes: {why}"),
-                ),
-            }
-        }
-        if let Some(count) = rule.succeeded_count {
-            let cpath = format!("{path}.succeededCount");
-            e.non_negative(&cpath, count as i64);
-            if let Some(c) = spec.completions
-                && count > c
-            {
-                e.invalid(
-                    &cpath,
-                    &count.to_string(),
-                    &format!(
-                        "must be less than or equal to {c} (the number of specified completions)"
-                    ),
-                );
-            }
-            if let Some(t) = total
-                && count > t
-            {
-                e.invalid(
-                    &cpath,
-                    &count.to_string(),
-                    &format!("must be less than or equal to {t} (the number of indexes in the specified succeededIndexes field)"),
-                );
-            }
-        }
+        let path = format!("{rules_path}[{i}]");
         if rule.succeeded_indexes.is_none() && rule.succeeded_count.is_none() {
             e.required(
                 &path,
                 "at least one of succeededCount or succeededIndexes must be specified",
             );
         }
-    }
-}
-
-/// The qualified-name rules of apimachinery (ValidateQualifiedName), with its messages.
-fn qualified_name_problems(value: &str) -> Vec<String> {
-    const FMT: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
-    let mut out = Vec::new();
-    let (prefix, name) = match value.split_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, value),
-    };
-    if value.matches('/').count() > 1 {
-        out.push(format!("a qualified name {FMT} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"));
-        return out;
-    }
-    if let Some(p) = prefix
-        && (p.is_empty()
-            || p.len() > 253
-            || !p.split('.').all(|l| {
-                !l.is_empty()
-                    && l.chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                    && !l.starts_with('-')
-                    && !l.ends_with('-')
-            }))
-    {
-        out.push("prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')".into());
-    }
-    if name.is_empty() {
-        out.push("name part must be non-empty".into());
-    } else {
-        if name.len() > 63 {
-            out.push("name part must be no more than 63 bytes".into());
+        // Zero when the indexes do not parse, as on the server.
+        let mut total = 0;
+        if let Some(text) = &rule.succeeded_indexes {
+            let ipath = format!("{path}.succeededIndexes");
+            if text.len() > MAX_SUCCEEDED_INDEXES_LENGTH {
+                e.too_long(&ipath, MAX_SUCCEEDED_INDEXES_LENGTH);
+            }
+            match validate_indexes_format(text, completions) {
+                Ok(t) => total = t,
+                Err(why) => e.invalid(
+                    &ipath,
+                    &go_quote(text),
+                    &format!("error parsing succeededIndexes: {why}"),
+                ),
+            }
         }
-        let ok_chars = name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-        let ok_ends = name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric())
-            && name
-                .chars()
-                .last()
-                .is_some_and(|c| c.is_ascii_alphanumeric());
-        if !ok_chars || !ok_ends {
-            out.push(format!("name part {FMT}"));
+        if let Some(count) = rule.succeeded_count {
+            let cpath = format!("{path}.succeededCount");
+            e.non_negative(&cpath, Some(i64::from(count)));
+            if count > completions {
+                e.invalid(
+                    &cpath,
+                    &count.to_string(),
+                    &format!(
+                        "must be less than or equal to {completions} (the number of specified completions)"
+                    ),
+                );
+            }
+            if rule.succeeded_indexes.is_some() && count > total {
+                e.invalid(
+                    &cpath,
+                    &count.to_string(),
+                    &format!("must be less than or equal to {total} (the number of indexes in the specified succeededIndexes field)"),
+                );
+            }
         }
     }
-    out
 }
 
 /// Which failure-handling features the Job uses, and whether the version supports them.
@@ -587,12 +924,155 @@ mod tests {
         assert!(qualified_name_problems("DisruptionTarget").is_empty());
         assert!(qualified_name_problems("example.com/Ready").is_empty());
         assert_eq!(qualified_name_problems("-bad").len(), 1);
-        assert_eq!(qualified_name_problems("").len(), 1);
-        assert_eq!(qualified_name_problems("a/b/c").len(), 1);
+        // Empty: both "must be non-empty" and the regex, as the server says.
+        assert_eq!(
+            qualified_name_problems(""),
+            vec![
+                "name part must be non-empty".to_string(),
+                format!(
+                    "name part {}",
+                    regex_error(
+                        LABEL_KEY_ERR,
+                        LABEL_KEY_FMT,
+                        &["MyName", "my.name", "123-abc"]
+                    )
+                )
+            ]
+        );
+        assert_eq!(
+            qualified_name_problems("/b"),
+            vec!["prefix part must be non-empty".to_string()]
+        );
+        let many = qualified_name_problems("a/b/c");
+        assert_eq!(many.len(), 1);
+        assert!(many[0].starts_with("a valid label key must consist of"));
     }
 
     #[test]
-    fn go_lists_look_like_go() {
+    fn go_lists_and_values_look_like_go() {
         assert_eq!(go_quoted_list(&OPERATORS), "[\"In\" \"NotIn\"]");
+        assert_eq!(go_json_ints(&[3, 2]), "[3,2]");
+        assert_eq!(go_json_ints(&[]), "[]");
+        assert_eq!(
+            go_json_string("a<&>\"\n\u{1}"),
+            r#""a\u003c\u0026\u003e\"\n\u0001""#
+        );
+        assert_eq!(go_quote("a<\"\n\u{1}é\u{200b}"), r#""a<\"\n\x01é\u200b""#);
+    }
+
+    #[test]
+    fn indexes_parse_like_the_server() {
+        assert_eq!(validate_indexes_format("", 3), Ok(0));
+        assert_eq!(validate_indexes_format("0,2-4", 5), Ok(4));
+        assert_eq!(
+            validate_indexes_format("1-1", 5),
+            Err("non-increasing order, previous: 1, current: 1".into())
+        );
+        assert_eq!(
+            validate_indexes_format("3,1", 5),
+            Err("non-increasing order, previous: 3, current: 1".into())
+        );
+        assert_eq!(
+            validate_indexes_format("0-5", 5),
+            Err("too large index: \"5\"".into())
+        );
+        assert_eq!(
+            validate_indexes_format("a", 5),
+            Err("cannot convert string to integer for index: \"a\"".into())
+        );
+        assert_eq!(
+            validate_indexes_format("-1", 5),
+            Err("cannot convert string to integer for index: \"\"".into())
+        );
+        assert_eq!(
+            validate_indexes_format("1-2-3", 5),
+            Err("the fragment \"1-2-3\" violates the requirement that an index interval can have at most two parts separated by '-'".into())
+        );
+    }
+
+    /// Seen from a 1.36 API server (dry-run create): its causes, in its order.
+    #[test]
+    fn many_problems_come_in_the_servers_order() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "probe-a"},
+            "spec": {
+                "completions": 2,
+                "activeDeadlineSeconds": 0,
+                "successPolicy": {"rules": [{"succeededIndexes": "0"}, {"succeededCount": 1}]},
+                "podReplacementPolicy": "Bogus<&>",
+                "backoffLimitPerIndex": 1,
+                "podFailurePolicy": {"rules": [
+                    {"action": "Count", "onExitCodes": {"operator": "In", "values": []}},
+                    {"action": "Count", "onExitCodes": {"operator": "In", "values": [3, 2]}},
+                    {"action": "Count", "onPodConditions": [
+                        {"type": "", "status": ""}, {"type": "a/", "status": "True"},
+                        {"type": "/b"}, {"type": "A_b.c/x"}]}
+                ]},
+                "template": {"spec": {"restartPolicy": "OnFailure",
+                    "containers": [{"name": "main", "image": "busybox"}]}}
+            }
+        }))
+        .unwrap();
+        let name_part = format!(
+            "name part {}",
+            regex_error(
+                LABEL_KEY_ERR,
+                LABEL_KEY_FMT,
+                &["MyName", "my.name", "123-abc"]
+            )
+        );
+        let prefix_part = format!(
+            "prefix part {}",
+            regex_error(
+                DNS1123_SUBDOMAIN_ERR,
+                DNS1123_SUBDOMAIN_FMT,
+                &["example.com"]
+            )
+        );
+        let c = "spec.podFailurePolicy.rules[2].onPodConditions";
+        let expected = vec![
+            "spec.backoffLimitPerIndex: Invalid value: 1: requires indexed completion mode".to_string(),
+            "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []: at least one value is required".into(),
+            "spec.podFailurePolicy.rules[1].onExitCodes.values: Invalid value: [3,2]: must be ordered".into(),
+            format!("{c}[0].type: Invalid value: \"\": name part must be non-empty"),
+            format!("{c}[0].type: Invalid value: \"\": {name_part}"),
+            format!("{c}[1].type: Invalid value: \"a/\": name part must be non-empty"),
+            format!("{c}[1].type: Invalid value: \"a/\": {name_part}"),
+            format!("{c}[2].type: Invalid value: \"/b\": prefix part must be non-empty"),
+            format!("{c}[3].type: Invalid value: \"A_b.c/x\": {prefix_part}"),
+            "spec.successPolicy: Invalid value: {\"Rules\":[{\"SucceededIndexes\":\"0\",\"SucceededCount\":null},{\"SucceededIndexes\":null,\"SucceededCount\":1}]}: requires indexed completion mode".into(),
+            "spec.podReplacementPolicy: Unsupported value: \"Bogus\\u003c\\u0026\\u003e\": supported values: \"Failed\"".into(),
+            "spec.template.spec.restartPolicy: Invalid value: \"OnFailure\": only \"Never\" is supported when podFailurePolicy is specified".into(),
+        ];
+        let messages: Vec<String> = validate(&job).into_iter().map(|p| p.message).collect();
+        assert_eq!(messages, expected);
+    }
+
+    #[test]
+    fn a_plain_job_with_restart_never_is_valid() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "ok"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "busybox"}]}}}
+        }))
+        .unwrap();
+        assert_eq!(validate(&job), vec![]);
+    }
+
+    #[test]
+    fn the_default_restart_policy_is_required_to_change() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"},
+            "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "busybox"}]}}}
+        }))
+        .unwrap();
+        let messages: Vec<String> = validate(&job).into_iter().map(|p| p.message).collect();
+        assert_eq!(
+            messages,
+            vec![
+                "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""
+                    .to_string()
+            ]
+        );
     }
 }

@@ -53,7 +53,9 @@ impl Semantics {
             job_success_policy: minor >= 31,
             job_managed_by: managed_by,
             two_step_terminal_conditions: minor >= 31 && (replacement || managed_by),
-            completions_reached_reason: minor >= 33,
+            // newSuccessCondition sets CompletionsReached whenever JobSuccessPolicy is on
+            // (beta, on by default, from 1.31: v1.31.0 job_controller.go).
+            completions_reached_reason: minor >= 31,
             backoff_base_seconds: 10,
             backoff_cap_seconds: 600,
         })
@@ -300,7 +302,11 @@ struct Sim<'a> {
     sem: &'a Semantics,
     failed: i32,
     succeeded: i32,
+    /// Per index (Indexed Jobs), with running counts so each step costs O(log n).
     indexes: BTreeMap<i32, IndexState>,
+    pending_indexes: i32,
+    failed_indexes: BTreeSet<i32>,
+    succeeded_indexes: BTreeSet<i32>,
     index_failures: BTreeMap<i32, i32>,
     index_ignored: BTreeMap<i32, i32>,
     /// Failures (counted or ignored) since the last success: drives the re-creation backoff.
@@ -313,6 +319,10 @@ struct Sim<'a> {
     /// Pods running besides the one whose outcome is being applied: deleted, and counted as
     /// failed, when the Job fails.
     others_active: i32,
+    last_was_success: bool,
+    /// Work-queue Jobs (completions unset): pods running. After the first success no new pod
+    /// is created.
+    work_queue_running: i32,
 }
 
 /// Where a live Job stands, for "what would the next failure do" (explain).
@@ -347,6 +357,9 @@ pub fn simulate_from(
         failed: start.failed,
         succeeded: start.succeeded,
         indexes: BTreeMap::new(),
+        pending_indexes: 0,
+        failed_indexes: BTreeSet::new(),
+        succeeded_indexes: BTreeSet::new(),
         index_failures: start.index_failures.clone(),
         index_ignored: start.index_ignored.clone(),
         backoff_failures: start.recent_failures,
@@ -355,17 +368,22 @@ pub fn simulate_from(
         now: start.elapsed_seconds,
         pods_created: 0,
         others_active: 0,
+        last_was_success: false,
+        work_queue_running: job.parallelism,
     };
     if job.indexed {
+        // Without the per-index feature the controller ignores status.failedIndexes
+        // (hasBackoffLimitPerIndex is false) and such indexes are pending again.
+        let per_index = job.backoff_limit_per_index.is_some() && sem.job_backoff_limit_per_index;
         for i in 0..job.completions.unwrap_or(0) {
-            let state = if start.failed_indexes.contains(&i) {
+            let state = if per_index && start.failed_indexes.contains(&i) {
                 IndexState::Failed
             } else if start.succeeded_indexes.contains(&i) {
                 IndexState::Succeeded
             } else {
                 IndexState::Pending
             };
-            sim.indexes.insert(i, state);
+            sim.set_index(i, state);
         }
     }
     let mut steps = Vec::new();
@@ -426,13 +444,14 @@ pub fn simulate_from(
         // Every slot is filled when a pod finishes (the differential harness waits for that);
         // the pod that finishes here is no longer one of them.
         sim.others_active = (sim.active() - 1).max(0);
+        sim.last_was_success = outcome.result == PodResult::Succeeded;
         match &outcome.result {
             PodResult::Succeeded => {
                 step.result = "succeeded".into();
                 sim.succeeded += 1;
                 sim.backoff_failures = 0;
                 if let Some(i) = outcome.index {
-                    sim.indexes.insert(i, IndexState::Succeeded);
+                    sim.set_index(i, IndexState::Succeeded);
                 }
             }
             PodResult::Failed(pod) => {
@@ -471,7 +490,7 @@ pub fn simulate_from(
                     let index_fails = m.action == "FailIndex" || (m.counted && count > limit);
                     step.index_failed = Some(index_fails);
                     if index_fails {
-                        sim.indexes.insert(i, IndexState::Failed);
+                        sim.set_index(i, IndexState::Failed);
                     } else {
                         step.backoff_seconds = Some(backoff(sem, (count + ignored) as u32));
                     }
@@ -484,6 +503,12 @@ pub fn simulate_from(
                     let added = sim.finish_failed(reasons::POD_FAILURE_POLICY, message);
                     step.conditions_added.extend(added);
                 }
+            }
+        }
+        if !job.indexed && job.completions.is_none() && !sim.finished {
+            sim.work_queue_running -= 1;
+            if sim.succeeded == 0 {
+                sim.work_queue_running += 1;
             }
         }
         if !sim.finished {
@@ -504,10 +529,10 @@ pub fn simulate_from(
         failed_indexes: (job.indexed
             && job.backoff_limit_per_index.is_some()
             && sem.job_backoff_limit_per_index)
-            .then(|| format_intervals(&sim.indexes_in(IndexState::Failed))),
+            .then(|| format_intervals(&sim.failed_indexes)),
         completed_indexes: job
             .indexed
-            .then(|| format_intervals(&sim.indexes_in(IndexState::Succeeded))),
+            .then(|| format_intervals(&sim.succeeded_indexes)),
         active: if sim.finished { 0 } else { sim.active() },
     };
     Simulation {
@@ -535,26 +560,36 @@ impl Sim<'_> {
         }
     }
 
-    fn indexes_in(&self, state: IndexState) -> BTreeSet<i32> {
-        self.indexes
-            .iter()
-            .filter(|(_, s)| **s == state)
-            .map(|(i, _)| *i)
-            .collect()
+    fn set_index(&mut self, index: i32, state: IndexState) {
+        match self.indexes.insert(index, state) {
+            Some(IndexState::Pending) => self.pending_indexes -= 1,
+            Some(IndexState::Failed) => {
+                self.failed_indexes.remove(&index);
+            }
+            Some(IndexState::Succeeded) => {
+                self.succeeded_indexes.remove(&index);
+            }
+            None => {}
+        }
+        match state {
+            IndexState::Pending => self.pending_indexes += 1,
+            IndexState::Failed => {
+                self.failed_indexes.insert(index);
+            }
+            IndexState::Succeeded => {
+                self.succeeded_indexes.insert(index);
+            }
+        }
     }
 
     /// Pods the controller keeps running: parallelism, limited by the work left.
     fn active(&self) -> i32 {
         let left = if self.job.indexed {
-            self.indexes
-                .values()
-                .filter(|s| **s == IndexState::Pending)
-                .count() as i32
+            self.pending_indexes
         } else {
             match self.job.completions {
                 Some(c) => (c - self.succeeded).max(0),
-                None if self.succeeded > 0 => 0,
-                None => self.job.parallelism,
+                None => self.work_queue_running,
             }
         };
         left.min(self.job.parallelism).max(0)
@@ -577,7 +612,9 @@ impl Sim<'_> {
     fn finish_succeeded(&mut self, reason: &str, message: String) -> Vec<Condition> {
         self.finished = true;
         let mut added = Vec::new();
-        if self.sem.two_step_terminal_conditions {
+        // A successPolicy match is always recorded as SuccessCriteriaMet first (syncJob), as
+        // FailJob always goes through FailureTarget.
+        if self.sem.two_step_terminal_conditions || reason == reasons::SUCCESS_POLICY {
             added.push(condition("SuccessCriteriaMet", reason, &message));
         }
         added.push(condition("Complete", reason, &message));
@@ -595,8 +632,8 @@ impl Sim<'_> {
             && self.job.backoff_limit_per_index.is_some()
             && self.sem.job_backoff_limit_per_index;
         if per_index {
-            let failed_indexes = self.indexes_in(IndexState::Failed).len() as i32;
-            let succeeded_indexes = self.indexes_in(IndexState::Succeeded).len() as i32;
+            let failed_indexes = self.failed_indexes.len() as i32;
+            let succeeded_indexes = self.succeeded_indexes.len() as i32;
             if let Some(max) = self.job.max_failed_indexes
                 && failed_indexes > max
             {
@@ -612,16 +649,20 @@ impl Sim<'_> {
                     .finish_failed(reasons::FAILED_INDEXES.0, reasons::FAILED_INDEXES.1.into());
             }
         }
+        // Only a success can newly satisfy a success policy.
         if self.job.indexed
+            && self.last_was_success
             && self.sem.job_success_policy
             && let Some(rules) = &self.job.success_policy
         {
-            let done = self.indexes_in(IndexState::Succeeded);
+            let done = &self.succeeded_indexes;
             if !done.is_empty() {
                 for (i, rule) in rules.iter().enumerate() {
                     let matched = match (&rule.succeeded_indexes, rule.succeeded_count) {
-                        (Some(set), Some(count)) => set.intersection(&done).count() as i32 >= count,
-                        (Some(set), None) => set.is_subset(&done),
+                        // succeededIndexes "" is valid, and the controller skips the rule.
+                        (Some(set), _) if set.is_empty() => false,
+                        (Some(set), Some(count)) => set.intersection(done).count() as i32 >= count,
+                        (Some(set), None) => set.is_subset(done),
                         (None, Some(count)) => done.len() as i32 >= count,
                         (None, None) => false,
                     };
@@ -635,11 +676,12 @@ impl Sim<'_> {
             }
         }
         let complete = if self.job.indexed {
-            self.indexes.values().all(|s| *s == IndexState::Succeeded)
+            self.succeeded_indexes.len() == self.indexes.len()
         } else {
             match self.job.completions {
                 Some(c) => self.succeeded >= c,
-                None => self.succeeded > 0,
+                // A work queue is done once one pod succeeded and the others have finished.
+                None => self.succeeded > 0 && self.work_queue_running == 0,
             }
         };
         if complete {

@@ -160,10 +160,11 @@ pub fn format_intervals(set: &BTreeSet<i32>) -> String {
         while iter.peek() == Some(&(end + 1)) {
             end = iter.next().unwrap();
         }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
+        // The controller writes two neighbours as "1,2", longer runs as "1-3".
+        parts.push(match end - start {
+            0 => start.to_string(),
+            1 => format!("{start},{end}"),
+            _ => format!("{start}-{end}"),
         });
     }
     parts.join(",")
@@ -322,6 +323,10 @@ mod tests {
         assert_eq!(set.iter().copied().collect::<Vec<_>>(), [0, 2, 3, 4, 7]);
         assert_eq!(format_intervals(&set), "0,2-4,7");
         assert_eq!(format_intervals(&BTreeSet::new()), "");
+        assert_eq!(
+            format_intervals(&parse_intervals("0-1,5-6,8-10").unwrap()),
+            "0,1,5,6,8-10"
+        );
         assert!(parse_intervals("3-1").is_err());
         assert!(parse_intervals("a").is_err());
     }

@@ -56,10 +56,19 @@ pub struct ConditionSpec {
     #[serde(default = "true_status")]
     pub status: String,
     pub reason: Option<String>,
+    /// Accepted for completeness; the policy never looks at messages.
+    pub message: Option<String>,
 }
 
 fn true_status() -> String {
     "True".into()
+}
+
+/// The outcomes of an already parsed scenario (`{outcomes: [...]}`).
+pub fn parse_value(value: Value, source: &str) -> Result<Vec<OutcomeSpec>, String> {
+    let file: ScenarioFile =
+        serde_json::from_value(value).map_err(|e| format!("{source}: not a scenario: {e}"))?;
+    Ok(file.outcomes)
 }
 
 /// Reads a scenario file's outcomes.
@@ -150,6 +159,7 @@ pub fn parse_inline(text: &str, succeed: bool) -> Result<OutcomeSpec, String> {
                     type_: type_.into(),
                     status,
                     reason,
+                    message: None,
                 });
             }
             _ => return Err(bad(part, "unknown part; see --help")),
@@ -163,6 +173,7 @@ fn disruption(reason: &str) -> ConditionSpec {
         type_: "DisruptionTarget".into(),
         status: "True".into(),
         reason: Some(reason.into()),
+        message: None,
     }
 }
 

@@ -3,6 +3,7 @@
 //! that says how to start them: a cluster test never skips silently.
 #![allow(dead_code)] // each test binary uses a different subset
 
+pub mod jobs;
 pub mod sts;
 
 use std::path::{Path, PathBuf};
