@@ -234,6 +234,18 @@ pub async fn run_scenario(
     name: &str,
     file: &ScenarioFile,
 ) -> Observed {
+    run_scenario_and(client, context, name, file, |_, _| {}).await
+}
+
+/// As [`run_scenario`], and calls `inspect(namespace, job name)` once the Job is stable, before
+/// anything is cleaned up (for tests that look at the live Job, such as `explain`).
+pub async fn run_scenario_and(
+    client: &Client,
+    context: &str,
+    name: &str,
+    file: &ScenarioFile,
+    inspect: impl FnOnce(&str, &str),
+) -> Observed {
     let ns = TestNamespace::create(client, context, "fp").await;
     let manifest = prepare_job(&file.job, &ns.name);
     let job_name = manifest["metadata"]["name"]
@@ -318,6 +330,7 @@ pub async fn run_scenario(
         ended = ending;
     }
     let job = run.wait_stable().await;
+    inspect(&ns.name, &run.job_name);
     let status = job.status.unwrap_or_default();
     let observed = Observed {
         conditions: status

@@ -1,0 +1,163 @@
+//! `failure-policy explain` on a live Job with mixed failures: a failure no rule matches
+//! (counted), an eviction (ignored by rule 1), and exit code 2 (counted by rule 2). The Job keeps
+//! running; explain must name each failed pod's rule, the distance to each limit, and what the
+//! next failure of each common kind would do.
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::jobs::{ScenarioFile, run_scenario_and};
+use support::{CONTEXT_C, client, kubeconfig_path};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() {
+    let client = client(CONTEXT_C).await;
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/failure-policy-explain/mixed.yaml");
+    let file = ScenarioFile::read(&path);
+    let mut explained: Option<(Value, String)> = None;
+    let observed = run_scenario_and(
+        &client,
+        CONTEXT_C,
+        "explain-mixed",
+        &file,
+        |namespace, job| {
+            let run = |args: &[&str]| {
+                let out = assert_cmd::Command::cargo_bin("kubectl-migrate")
+                    .unwrap()
+                    .env("NO_COLOR", "1")
+                    .env("COLUMNS", "100")
+                    .arg("--kubeconfig")
+                    .arg(kubeconfig_path())
+                    .args([
+                        "failure-policy",
+                        "explain",
+                        job,
+                        "-n",
+                        namespace,
+                        "--context",
+                        CONTEXT_C,
+                    ])
+                    .args(args)
+                    .output()
+                    .unwrap();
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                String::from_utf8(out.stdout).unwrap()
+            };
+            let json: Value = serde_json::from_str(&run(&["-o", "json"])).unwrap();
+            explained = Some((json, run(&[])));
+        },
+    )
+    .await;
+    assert_eq!(
+        (observed.failed, observed.succeeded),
+        (2, 0),
+        "the Job is still running"
+    );
+    let (report, table) = explained.expect("explain ran");
+
+    assert_eq!(
+        report["kubernetesVersion"],
+        format!("1.{}", client.apiserver_version().await.unwrap().minor)
+    );
+    assert_eq!(
+        (report["failed"].as_i64(), report["finished"].as_str()),
+        (Some(2), None)
+    );
+    let pods = report["failedPods"].as_array().unwrap();
+    assert_eq!(pods.len(), 3, "{report:#}");
+    let summary: Vec<(String, Value, String, bool)> = pods
+        .iter()
+        .map(|p| {
+            (
+                p["exitCodes"].as_str().unwrap().to_string(),
+                p["policy"]["rule"].clone(),
+                p["policy"]["action"].as_str().unwrap().to_string(),
+                p["policy"]["counted"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary[0],
+        ("main=1".into(), Value::Null, "Count".into(), true)
+    );
+    assert_eq!(
+        (summary[1].1.clone(), summary[1].2.as_str(), summary[1].3),
+        (Value::from(1), "Ignore", false)
+    );
+    assert!(
+        pods[1]["conditions"]
+            .as_str()
+            .unwrap()
+            .contains("DisruptionTarget/EvictionByEvictionAPI")
+    );
+    assert_eq!(
+        summary[2],
+        ("main=2".into(), Value::from(2), "Count".into(), true)
+    );
+
+    let limit = |name: &str| {
+        report["limits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["limit"] == name)
+            .cloned()
+            .unwrap()
+    };
+    let backoff = limit("backoffLimit");
+    assert_eq!(
+        (backoff["value"].as_str(), backoff["used"].as_str()),
+        (Some("3"), Some("2"))
+    );
+    assert_eq!(backoff["remaining"], "1 more counted failure(s) tolerated");
+    let deadline = limit("activeDeadlineSeconds");
+    assert_eq!(deadline["value"], "3600s");
+
+    let next = |kind: &str| {
+        report["next"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["failure"].as_str().unwrap().starts_with(kind))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        next("exit code 1")["outcome"],
+        "counted (3 failed); a replacement pod follows"
+    );
+    let oom = next("OOM-killed");
+    assert_eq!(
+        (oom["rule"].as_i64(), oom["action"].as_str()),
+        (Some(0), Some("FailJob"))
+    );
+    assert!(
+        oom["outcome"]
+            .as_str()
+            .unwrap()
+            .starts_with("the Job fails: PodFailurePolicy (Container main for pod"),
+        "{oom}"
+    );
+    assert_eq!(
+        next("evicted")["outcome"],
+        "ignored (not counted); a replacement pod follows"
+    );
+    assert_eq!(next("preempted")["action"], "Ignore");
+
+    for want in [
+        "Failed pods:",
+        "Limits:",
+        "backoffLimit",
+        "The next failure:",
+        "OOM-killed (exit code 137)",
+        "FailJob",
+    ] {
+        assert!(table.contains(want), "missing {want:?} in\n{table}");
+    }
+}
