@@ -454,24 +454,29 @@ pub fn explain_job(
         let (Some(i), Some(a)) = (index_of(p), p.metadata.annotations.as_ref()) else {
             continue;
         };
-        let read = |k: &str| a.get(k).and_then(|v| v.parse::<i32>().ok());
-        // The newest pod of an index carries that index's counts so far; failed ones add theirs.
+        // The newest pod of an index carries that index's counts so far; a failed pod adds its
+        // own failure to the count it belongs to.
         let phase_failed = p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed");
-        if let Some(c) = read("batch.kubernetes.io/job-index-failure-count") {
-            let m = failed_pods
-                .iter()
-                .find(|f| Some(f.pod.as_str()) == p.metadata.name.as_deref());
-            let own = usize::from(phase_failed && m.is_some_and(|m| m.policy.counted)) as i32;
-            let entry = index_failures.entry(i).or_insert(0);
-            *entry = (*entry).max(c + own);
-        }
-        if let Some(c) = read("batch.kubernetes.io/job-index-ignored-failure-count") {
-            let m = failed_pods
-                .iter()
-                .find(|f| Some(f.pod.as_str()) == p.metadata.name.as_deref());
-            let own = usize::from(phase_failed && m.is_some_and(|m| !m.policy.counted)) as i32;
-            let entry = index_ignored.entry(i).or_insert(0);
-            *entry = (*entry).max(c + own);
+        let counted = failed_pods
+            .iter()
+            .find(|f| Some(f.pod.as_str()) == p.metadata.name.as_deref())
+            .map(|f| f.policy.counted);
+        for (annotation, counts, own) in [
+            (
+                "batch.kubernetes.io/job-index-failure-count",
+                &mut index_failures,
+                counted == Some(true),
+            ),
+            (
+                "batch.kubernetes.io/job-index-ignored-failure-count",
+                &mut index_ignored,
+                counted == Some(false),
+            ),
+        ] {
+            if let Some(c) = a.get(annotation).and_then(|v| v.parse::<i32>().ok()) {
+                let entry = counts.entry(i).or_insert(0);
+                *entry = (*entry).max(c + i32::from(phase_failed && own));
+            }
         }
     }
     let start_time = status.start_time.as_ref().map(|t| t.0.as_second() as u64);

@@ -22,7 +22,7 @@ use serde_json::Value;
 use super::engine::{Outcome, PodResult};
 use super::model::{ContainerState, FailedPod, JobModel, PodCondition};
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     pub outcomes: Vec<OutcomeSpec>,

@@ -13,6 +13,8 @@
 # api-v1.json). Environment: KM_CACHE_DIR as for build.sh.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=pki.sh
+source "$here/pki.sh"
 log() { printf 'capture-openapi: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
@@ -60,20 +62,9 @@ for s in socks: s.bind(("127.0.0.1", 0))
 print(*(s.getsockname()[1] for s in socks))
 for s in socks: s.close()')
 
-# Certificates as start.sh makes them: one CA and one admin cert that is also the serving cert.
+# Certificates: one CA and one admin cert that is also the serving cert (see pki.sh).
 pki=$tmp/pki
-mkdir -p "$pki"
-openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=kubectl-migrate-capture-ca" \
-  -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kubernetes-admin" \
-  -keyout "$pki/admin.key" -out "$pki/admin.csr" 2>/dev/null
-cat > "$pki/ext.cnf" <<EXT
-subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.96.0.1
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth,clientAuth
-EXT
-openssl x509 -req -in "$pki/admin.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-  -days 1 -extfile "$pki/ext.cnf" -out "$pki/admin.crt" 2>/dev/null
+make_pki "$pki" kubectl-migrate-capture-ca 1
 
 spawn() { # spawn LOGFILE CMD...: start detached and remember the PID
   local logfile=$1; shift

@@ -13,6 +13,8 @@
 # default 40), KM_NODES (nodes per cluster, default 3), KM_PORT_BASE (default 31000).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=pki.sh
+source "$here/pki.sh"
 repo=$(cd "$here/../.." && pwd)
 state=${KM_CLUSTERS_DIR:-$repo/target/clusters}
 pv_pool=${KM_PV_POOL:-40}
@@ -51,19 +53,9 @@ alloc_port() { # alloc_port VAR
   next_port=$((next_port + 1))
 }
 
-# --- certificates: one CA and one admin cert that is also the serving cert (as kwokctl does) -
+# Certificates: one CA and one admin cert that is also the serving cert (see pki.sh).
 pki=$state/pki
-openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=kubectl-migrate-test-ca" \
-  -keyout "$pki/ca.key" -out "$pki/ca.crt" 2>/dev/null
-openssl req -newkey rsa:2048 -nodes -subj "/O=system:masters/CN=kubernetes-admin" \
-  -keyout "$pki/admin.key" -out "$pki/admin.csr" 2>/dev/null
-cat > "$pki/ext.cnf" <<EXT
-subjectAltName=DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local,IP:127.0.0.1,IP:10.96.0.1
-keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth,clientAuth
-EXT
-openssl x509 -req -in "$pki/admin.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial \
-  -days 3650 -extfile "$pki/ext.cnf" -out "$pki/admin.crt" 2>/dev/null
+make_pki "$pki" kubectl-migrate-test-ca 3650
 
 spawn() { # spawn NAME LOGFILE CMD... : start detached, record the PID and the command line
   local name=$1 logfile=$2; shift 2

@@ -91,54 +91,10 @@ pub struct ScenarioFile {
     pub scenario: Scenario,
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    pub outcomes: Vec<Outcome>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Outcome {
-    /// Indexed Jobs only: the index whose current pod gets the outcome.
-    #[serde(default)]
-    pub index: Option<i32>,
-    #[serde(default)]
-    pub fail: Option<Failure>,
-    /// `succeed: {}`
-    #[serde(default)]
-    pub succeed: Option<serde_json::Value>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct Failure {
-    /// Terminated containers and their exit codes; containers not listed keep running.
-    #[serde(default)]
-    pub exit_codes: BTreeMap<String, i32>,
-    /// Terminated init containers and their exit codes; the others keep KWOK's exit code 0.
-    #[serde(default)]
-    pub init_exit_codes: BTreeMap<String, i32>,
-    #[serde(default)]
-    pub conditions: Vec<ConditionSpec>,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConditionSpec {
-    #[serde(rename = "type")]
-    pub type_: String,
-    #[serde(default = "condition_true")]
-    pub status: String,
-    #[serde(default)]
-    pub reason: Option<String>,
-    #[serde(default)]
-    pub message: Option<String>,
-}
-
-fn condition_true() -> String {
-    "True".to_string()
-}
+/// The outcomes, in the simulator's own types: the harness and `simulate` read one format.
+pub type Scenario = kubectl_migrate::failure_policy::scenario::ScenarioFile;
+pub type Outcome = kubectl_migrate::failure_policy::scenario::OutcomeSpec;
+pub type Failure = kubectl_migrate::failure_policy::scenario::FailSpec;
 
 impl ScenarioFile {
     pub fn read(path: &std::path::Path) -> ScenarioFile {
