@@ -25,8 +25,10 @@
 //!    - **diff**: `schema-diff -f A -f B -f C -o json`;
 //!    - **diff + LCD**: `schema-diff -f A -f B -f C --lcd -o json`;
 //!
-//!    each binary run's wall time (spawn to exit) and peak RSS (`/usr/bin/time -f %M`; without
-//!    GNU time, VmHWM sampled from /proc while it runs, a lower bound);
+//!    each binary run's wall time (spawn to exit), CPU time (user + system) and peak RSS
+//!    (`/usr/bin/time -f '%M %U %S'`; without GNU time, VmHWM sampled from /proc while it runs,
+//!    a lower bound, and no CPU time). Other work on the machine stretches wall times; CPU
+//!    times much less, so both are shown, and the load average before and after;
 //! 3. prints the figures, the ratios against the baseline and the verdicts on the targets
 //!    (diff + LCD of the 1,000 CRDs: <= 1 s median wall time and <= 300 MB peak RSS, for each
 //!    format), writes them to target/bench-schema-diff.txt, and exits 1 when a target is
@@ -201,6 +203,9 @@ fn main() {
             "bench: KM_BENCH_KEEP is set: sources and outputs kept in {}",
             kept.display()
         );
+    } else {
+        // Removed here: process::exit below would skip its destructor and leave 700 MB behind.
+        drop(work);
     }
     let missed = benches.iter().any(|b| {
         let lcd = b.lcd();
@@ -259,7 +264,7 @@ fn env_number(name: &str, default: usize) -> usize {
 
 /// How peak RSS is measured.
 enum RssProbe {
-    /// GNU time, `-f %M` (KiB).
+    /// GNU time, `-f '%M %U %S'` (KiB, seconds, seconds).
     GnuTime(PathBuf),
     /// VmHWM of /proc/PID/status, sampled every millisecond: a lower bound.
     Sampled,
@@ -291,7 +296,7 @@ impl RssProbe {
 
     fn describe(&self) -> &'static str {
         match self {
-            RssProbe::GnuTime(_) => "peak RSS from /usr/bin/time -f %M",
+            RssProbe::GnuTime(_) => "peak RSS and CPU from /usr/bin/time -f '%M %U %S'",
             RssProbe::Sampled => "peak RSS = VmHWM sampled from /proc every ms (a lower bound)",
             RssProbe::None => "peak RSS not measured (no /usr/bin/time, no /proc)",
         }
@@ -300,6 +305,8 @@ impl RssProbe {
 
 struct Run {
     wall: Duration,
+    /// User + system seconds.
+    cpu: Option<f64>,
     rss_kib: Option<u64>,
     code: Option<i32>,
     stderr: PathBuf,
@@ -316,7 +323,7 @@ fn run_tool(tool: &Path, probe: &RssProbe, args: &[String], dir: &Path, stem: &s
     let mut command = match probe {
         RssProbe::GnuTime(time) => {
             let mut c = Command::new(time);
-            c.args(["-f", "%M", "-o"]).arg(&rss_file).arg(tool);
+            c.args(["-f", "%M %U %S", "-o"]).arg(&rss_file).arg(tool);
             c
         }
         _ => Command::new(tool),
@@ -350,16 +357,28 @@ fn run_tool(tool: &Path, probe: &RssProbe, args: &[String], dir: &Path, stem: &s
         child.wait().expect("waiting for the tool")
     };
     let wall = started.elapsed();
-    let rss_kib = match probe {
-        RssProbe::GnuTime(_) => std::fs::read_to_string(&rss_file).ok().and_then(|s| {
-            // GNU time writes "Command exited with non-zero status N" before the figure.
-            s.lines().last().and_then(|l| l.trim().parse().ok())
-        }),
-        RssProbe::Sampled => sampled,
-        RssProbe::None => None,
+    let (rss_kib, cpu) = match probe {
+        RssProbe::GnuTime(_) => {
+            // GNU time writes "Command exited with non-zero status N" before the figures.
+            let text = std::fs::read_to_string(&rss_file).unwrap_or_default();
+            let figures: Vec<f64> = text
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|f| f.parse().ok())
+                .collect();
+            match figures.as_slice() {
+                [kib, user, system] => (Some(*kib as u64), Some(user + system)),
+                _ => (None, None),
+            }
+        }
+        RssProbe::Sampled => (sampled, None),
+        RssProbe::None => (None, None),
     };
     Run {
         wall,
+        cpu,
         rss_kib,
         code: status.code(),
         stderr,
@@ -375,8 +394,7 @@ fn vm_hwm_kib(status: &str) -> Option<u64> {
 struct FormatBench {
     format: Format,
     files: Vec<Vec<PathBuf>>,
-    /// Seconds per run.
-    baseline: Vec<f64>,
+    baseline: Vec<Measured>,
     modes: Vec<Mode>,
 }
 
@@ -474,6 +492,10 @@ impl Mode {
         self.runs.iter().map(|r| r.wall.as_secs_f64()).collect()
     }
 
+    fn cpus(&self) -> Option<Vec<f64>> {
+        self.runs.iter().map(|r| r.cpu).collect()
+    }
+
     fn peak_mb(&self) -> Option<f64> {
         self.runs
             .iter()
@@ -484,9 +506,17 @@ impl Mode {
     }
 }
 
+/// One measurement of the baseline.
+struct Measured {
+    wall: f64,
+    /// User + system seconds of this process while it ran.
+    cpu: Option<f64>,
+}
+
 /// The baseline: read and parse every file of the three sources into `serde_json::Value`s with
-/// the parser the tool uses for the format, one thread per source. Returns seconds.
-fn parse_only(format: Format, files: &[Vec<PathBuf>]) -> f64 {
+/// the parser the tool uses for the format, one thread per source.
+fn parse_only(format: Format, files: &[Vec<PathBuf>]) -> Measured {
+    let cpu_before = process_cpu();
     let started = Instant::now();
     let documents: usize = std::thread::scope(|scope| {
         let handles: Vec<_> = files
@@ -516,9 +546,34 @@ fn parse_only(format: Format, files: &[Vec<PathBuf>]) -> f64 {
             .map(|h| h.join().expect("parser thread"))
             .sum()
     });
-    let elapsed = started.elapsed().as_secs_f64();
+    let wall = started.elapsed().as_secs_f64();
     assert!(documents > 0);
-    elapsed
+    Measured {
+        wall,
+        cpu: process_cpu()
+            .zip(cpu_before)
+            .map(|(after, before)| after - before),
+    }
+}
+
+/// User + system seconds of this process so far (its finished threads included), from
+/// /proc/self/stat, in clock ticks of `getconf CLK_TCK`.
+fn process_cpu() -> Option<f64> {
+    static TICKS: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    let ticks = *TICKS.get_or_init(|| {
+        Command::new("getconf")
+            .arg("CLK_TCK")
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).trim().parse().ok())
+            .unwrap_or(100.0)
+    });
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let user: f64 = fields.get(11)?.parse().ok()?;
+    let system: f64 = fields.get(12)?.parse().ok()?;
+    Some((user + system) / ticks)
 }
 
 /// What the tool found, read from the outputs of the last runs: proof that it did real work.
@@ -680,34 +735,47 @@ fn report(
     let _ = writeln!(w);
     let _ = writeln!(
         w,
-        "{:<47} {:>9} {:>15} {:>13} {:>10}",
-        "", "wall (s)", "min-max (s)", "peak RSS (MB)", "/ baseline"
+        "{:<47} {:>8} {:>11} {:>8} {:>9} {:>11} {:>10}",
+        "", "wall (s)", "min-max", "CPU (s)", "peak RSS", "wall ratio", "CPU ratio"
     );
+    let _ = writeln!(
+        w,
+        "{:<47} {:>8} {:>11} {:>8} {:>9} {:>11} {:>10}",
+        "", "median", "", "median", "(MB)", "/ baseline", "/ baseline"
+    );
+    let cell = |v: Option<f64>, digits: usize| v.map_or("?".into(), |v| format!("{v:.digits$}"));
     for b in benches {
-        let base = median(&b.baseline);
+        let walls: Vec<f64> = b.baseline.iter().map(|m| m.wall).collect();
+        let cpus: Option<Vec<f64>> = b.baseline.iter().map(|m| m.cpu).collect();
+        let (base, base_cpu) = (median(&walls), cpus.as_deref().map(median));
         let _ = writeln!(
             w,
-            "{:<47} {:>9.3} {:>15} {:>13} {:>10}",
+            "{:<47} {:>8.2} {:>11} {:>8} {:>9} {:>11} {:>10}",
             format!(
                 "{}, {:.0} MB: baseline (parse, in-process)",
                 b.format.name(),
                 b.format.bytes(data).iter().sum::<u64>() as f64 / 1e6
             ),
             base,
-            format!("{:.2}-{:.2}", min(&b.baseline), max(&b.baseline)),
+            format!("{:.2}-{:.2}", min(&walls), max(&walls)),
+            cell(base_cpu, 2),
             "-",
+            "1.00",
             "1.00"
         );
         for m in &b.modes {
             let walls = m.walls();
+            let cpu = m.cpus().as_deref().map(median);
             let _ = writeln!(
                 w,
-                "{:<47} {:>9.3} {:>15} {:>13} {:>10.2}",
+                "{:<47} {:>8.2} {:>11} {:>8} {:>9} {:>11.2} {:>10}",
                 format!("{}: schema-diff, {}", b.format.name(), m.name()),
                 median(&walls),
                 format!("{:.2}-{:.2}", min(&walls), max(&walls)),
+                cell(cpu, 2),
                 m.peak_mb().map_or("?".into(), |mb| format!("{mb:.0}")),
-                median(&walls) / base
+                median(&walls) / base,
+                cell(cpu.zip(base_cpu).map(|(c, b)| c / b), 2),
             );
         }
     }
@@ -737,7 +805,7 @@ fn report(
     );
     let _ = writeln!(
         w,
-        "baseline = reading the same files and parsing them into serde_json::Value, one thread per source."
+        "baseline = reading the same files and parsing them into serde_json::Value, one thread per source; CPU = user + system."
     );
     r
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::model::{self, ApiDef, Origin, RefResolver, SchemaError, SourceSchemas, VersionDef};
+use super::stored::StoredApi;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 
@@ -130,28 +131,62 @@ pub fn apis_from_documents(
     selection: &Selection,
 ) -> Result<BTreeMap<String, ApiDef>> {
     let mut apis = BTreeMap::new();
-    for (index, doc) in docs.into_iter().enumerate() {
+    each_api(&docs, source, selection, |api, _| {
+        apis.insert(api.name.clone(), api);
+    })?;
+    Ok(apis)
+}
+
+/// [`apis_from_documents`], kept compact for comparing later (see [`StoredApi`]).
+fn stored_apis_from_documents(
+    docs: &[Value],
+    source: &str,
+    selection: &Selection,
+) -> Result<BTreeMap<String, StoredApi>> {
+    let mut apis = BTreeMap::new();
+    each_api(docs, source, selection, |api, manifest| {
+        let name = api.name.clone();
+        let stored = match manifest {
+            Some(m) => StoredApi::crd(&api, m),
+            None => StoredApi::parsed(api),
+        };
+        apis.insert(name, stored);
+    })?;
+    Ok(apis)
+}
+
+/// Calls `found` with each selected API of the documents, in order, and with the manifest it
+/// came from when it is a CRD; stops at the first error.
+fn each_api(
+    docs: &[Value],
+    source: &str,
+    selection: &Selection,
+    mut found: impl FnMut(ApiDef, Option<&Value>),
+) -> Result<()> {
+    for (index, doc) in docs.iter().enumerate() {
         let at = if index == 0 {
             source.to_string()
         } else {
             format!("{source} (document {})", index + 1)
         };
         if doc.get("openapi").is_some() && doc.get("components").is_some() {
-            apis.extend(apis_from_openapi(&doc, &at, selection)?);
+            for api in apis_from_openapi(doc, &at, selection)?.into_values() {
+                found(api, None);
+            }
             continue;
         }
         let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
         match kind {
             "CustomResourceDefinition" => {
-                if let Some(api) = crd_from_value(&doc, &at, selection)? {
-                    apis.insert(api.name.clone(), api);
+                if let Some(api) = crd_from_value(doc, &at, selection)? {
+                    found(api, Some(doc));
                 }
             }
             "List" | "CustomResourceDefinitionList" => {
                 let items = doc
                     .get("items")
                     .and_then(Value::as_array)
-                    .cloned()
+                    .map(Vec::as_slice)
                     .unwrap_or_default();
                 for (i, item) in items.iter().enumerate() {
                     let item_at = format!("{at} items[{i}]");
@@ -160,14 +195,14 @@ pub fn apis_from_documents(
                         return Err(not_a_crd(item, &item_at));
                     }
                     if let Some(api) = crd_from_value(item, &item_at, selection)? {
-                        apis.insert(api.name.clone(), api);
+                        found(api, Some(item));
                     }
                 }
             }
-            _ => return Err(not_a_crd(&doc, &at)),
+            _ => return Err(not_a_crd(doc, &at)),
         }
     }
-    Ok(apis)
+    Ok(())
 }
 
 fn not_a_crd(doc: &Value, at: &str) -> Error {
@@ -481,16 +516,28 @@ pub fn load_file_source(path: &Path, selection: &Selection) -> Result<SourceSche
         } else {
             file.display().to_string()
         };
-        let text = if file.as_os_str() == "-" {
-            std::io::read_to_string(std::io::stdin()).map_err(|e| bad_input("stdin", e))?
+        let streamed = if file.as_os_str() == "-" {
+            None
         } else {
-            std::fs::read_to_string(&file).map_err(|e| bad_input(&name, e))?
+            stream_json_list(&file, &name, selection)
         };
-        let docs = parse_documents(&text, &name)?;
-        if docs.is_empty() {
-            return Err(bad_input(&name, "contains no documents"));
-        }
-        for (key, api) in apis_from_documents(docs, &name, selection)? {
+        let found = match streamed {
+            Some(found) => found,
+            None => {
+                let text = if file.as_os_str() == "-" {
+                    std::io::read_to_string(std::io::stdin()).map_err(|e| bad_input("stdin", e))?
+                } else {
+                    std::fs::read_to_string(&file).map_err(|e| bad_input(&name, e))?
+                };
+                let docs = parse_documents(&text, &name)?;
+                drop(text);
+                if docs.is_empty() {
+                    return Err(bad_input(&name, "contains no documents"));
+                }
+                stored_apis_from_documents(&docs, &name, selection)?
+            }
+        };
+        for (key, api) in found {
             if apis.insert(key.clone(), api).is_some() {
                 return Err(bad_input(
                     &label,
@@ -508,6 +555,115 @@ pub fn load_file_source(path: &Path, selection: &Selection) -> Result<SourceSche
     })
 }
 
+/// A JSON file that is a List of CRDs (as `kubectl get crds -o json` prints it), read as a
+/// stream: each item is parsed on its own and dropped once kept (see [`StoredApi`]), so that a
+/// list of 1,000 CRDs is never in memory whole (as text and as a tree it took gigabytes).
+///
+/// `None` for anything else (YAML, another kind of document, an OpenAPI document, a repeated
+/// key) and for any problem, down to the first error in an item: the caller then reads the
+/// file the ordinary way, which gives the same result and reports the same error as always.
+/// Every string is parsed (none skipped), so invalid UTF-8 anywhere is also such a problem.
+fn stream_json_list(
+    file: &Path,
+    name: &str,
+    selection: &Selection,
+) -> Option<BTreeMap<String, StoredApi>> {
+    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
+    use std::io::{BufRead, BufReader};
+
+    let mut reader = BufReader::with_capacity(1 << 16, std::fs::File::open(file).ok()?);
+    // Only a file whose first non-blank byte opens a JSON object (as parse_documents decides,
+    // and without the Unicode blanks it also skips, which JSON does not allow).
+    loop {
+        let buffer = reader.fill_buf().ok()?;
+        match buffer.iter().position(|b| !b" \t\r\n".contains(b)) {
+            Some(i) if buffer[i] == b'{' => break,
+            Some(_) => return None,
+            None if buffer.is_empty() => return None,
+            None => {
+                let n = buffer.len();
+                reader.consume(n);
+            }
+        }
+    }
+
+    struct List<'a> {
+        name: &'a str,
+        selection: &'a Selection,
+        keys: std::collections::BTreeSet<String>,
+        kind: Option<Value>,
+        apis: BTreeMap<String, StoredApi>,
+    }
+
+    impl<'de> Visitor<'de> for &mut List<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a List of CustomResourceDefinitions")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some(key) = map.next_key::<String>()? {
+                if !self.keys.insert(key.clone()) {
+                    return Err(A::Error::custom("a repeated key"));
+                }
+                match key.as_str() {
+                    "items" => map.next_value_seed(&mut *self)?,
+                    "kind" => self.kind = Some(map.next_value()?),
+                    // Parsed, not skipped: skipping would not check the strings' UTF-8.
+                    _ => drop(map.next_value::<Value>()?),
+                }
+            }
+            Ok(())
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
+            let mut i = 0;
+            while let Some(item) = items.next_element::<Value>()? {
+                let item_at = format!("{} items[{i}]", self.name);
+                if item.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+                    return Err(A::Error::custom("not a CRD"));
+                }
+                match crd_from_value(&item, &item_at, self.selection) {
+                    Ok(Some(api)) => {
+                        let stored = StoredApi::crd(&api, &item);
+                        self.apis.insert(api.name, stored);
+                    }
+                    Ok(None) => {}
+                    Err(_) => return Err(A::Error::custom("an invalid CRD")),
+                }
+                i += 1;
+            }
+            Ok(())
+        }
+    }
+
+    impl<'de> DeserializeSeed<'de> for &mut List<'_> {
+        type Value = ();
+
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    let mut list = List {
+        name,
+        selection,
+        keys: Default::default(),
+        kind: None,
+        apis: BTreeMap::new(),
+    };
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    de.deserialize_map(&mut list).ok()?;
+    de.end().ok()?;
+    let is_list = matches!(
+        list.kind.as_ref().and_then(Value::as_str),
+        Some("List" | "CustomResourceDefinitionList")
+    );
+    let openapi = list.keys.contains("openapi") && list.keys.contains("components");
+    (is_list && !openapi).then_some(list.apis)
+}
+
 /// Reads a live cluster: one list call for all CRDs, and one OpenAPI v3 document per built-in
 /// group-version asked for.
 pub async fn load_cluster(cluster: &Cluster, selection: &Selection) -> Result<SourceSchemas> {
@@ -519,26 +675,23 @@ pub async fn load_cluster(cluster: &Cluster, selection: &Selection) -> Result<So
             .map_err(|e| Error::Failed {
                 message: e.to_string(),
             })?;
-        let list: Value = cluster
+        let mut list: Value = cluster
             .call(
                 "list CustomResourceDefinitions",
                 cluster.client.request(request),
             )
             .await?;
-        for (i, item) in list
-            .get("items")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
-            .iter()
-            .enumerate()
-        {
-            let mut item = item.clone();
+        let items = match list.get_mut("items").map(Value::take) {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        };
+        drop(list);
+        for (i, mut item) in items.into_iter().enumerate() {
             // List items carry no apiVersion/kind of their own.
             item["apiVersion"] = Value::from("apiextensions.k8s.io/v1");
             item["kind"] = Value::from("CustomResourceDefinition");
             if let Some(api) = crd_from_value(&item, &format!("{label} items[{i}]"), selection)? {
-                apis.insert(api.name.clone(), api);
+                apis.insert(api.name.clone(), StoredApi::crd(&api, &item));
             }
         }
     }
@@ -572,11 +725,11 @@ pub async fn load_cluster(cluster: &Cluster, selection: &Selection) -> Result<So
                     cluster.client.request(get_request(url)?),
                 )
                 .await?;
-            apis.extend(apis_from_openapi(
-                &doc,
-                &format!("{label} /openapi/v3/{gv}"),
-                selection,
-            )?);
+            apis.extend(
+                apis_from_openapi(&doc, &format!("{label} /openapi/v3/{gv}"), selection)?
+                    .into_iter()
+                    .map(|(key, api)| (key, StoredApi::parsed(api))),
+            );
         }
     }
     Ok(SourceSchemas {

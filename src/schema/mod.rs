@@ -9,6 +9,7 @@ pub mod lcd;
 pub mod load;
 pub mod model;
 pub mod report;
+pub mod stored;
 pub mod validate;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -243,10 +244,11 @@ pub async fn run(global: &GlobalArgs, args: &Args) -> Result<u8> {
         Some(b) => sources.iter().position(|s| &s.label == b).unwrap_or(0),
         None => 0,
     };
-    let report = compare(&sources, baseline, &valid, args.fail_on, args.lcd, args.all);
     if args.lcd {
-        return print_lcd(&report, global.output);
+        let comparison = Comparison::new(&sources, baseline, &valid, args.fail_on, true);
+        return print_lcd(comparison, global.output);
     }
+    let report = compare(&sources, baseline, &valid, args.fail_on, false, args.all);
     output::print(&report, global.output)?;
     Ok(if report.summary.failing > 0 {
         exit::DIFFERENT
@@ -331,36 +333,119 @@ pub fn compare(
     with_lcd: bool,
     show_informational: bool,
 ) -> Report {
-    let labels: Vec<String> = sources.iter().map(|s| s.label.clone()).collect();
-    let names: BTreeSet<&String> = sources.iter().flat_map(|s| s.apis.keys()).collect();
-    let mut summary = Summary::default();
-    let threshold = fail_on.threshold();
-    let mut apis = Vec::new();
-    for name in names {
-        let defs: Vec<Option<&ApiDef>> =
-            sources.iter().map(|s| s.apis.get(name.as_str())).collect();
-        let first = defs.iter().flatten().next().expect("some source has it");
-        let findings: Vec<FindingReport> = diff::diff_api(&defs, baseline)
+    let mut comparison = Comparison::new(sources, baseline, valid, fail_on, with_lcd);
+    let apis: Vec<ApiReport> = comparison.by_ref().collect();
+    let labels = comparison.labels;
+    Report {
+        schema_version: report::SCHEMA_VERSION,
+        sources: sources
             .iter()
-            .filter(|f| !valid.ignore.contains(&f.rule()))
-            .map(|f| FindingReport::new(f, &labels))
+            .map(|s| SourceInfo {
+                label: s.label.clone(),
+                origin: s.origin.clone(),
+            })
+            .collect(),
+        baseline: labels.get(baseline).cloned().unwrap_or_default(),
+        fail_on: fail_on.as_str().to_string(),
+        ignored_rules: valid.ignore.iter().cloned().collect(),
+        summary: comparison.summary,
+        apis,
+        show_informational,
+    }
+}
+
+/// PURE: the APIs of all sources compared one by one, in name order. Each API's definitions
+/// are parsed for it and dropped after it (see [`stored`]), and a batch of APIs is compared on
+/// all cores at once. The summary counts the APIs yielded so far.
+pub struct Comparison<'a> {
+    sources: &'a [SourceSchemas],
+    baseline: usize,
+    valid: &'a Valid,
+    threshold: Option<Class>,
+    with_lcd: bool,
+    labels: Vec<String>,
+    names: Vec<&'a String>,
+    next: usize,
+    ready: std::collections::VecDeque<ApiReport>,
+    pub summary: Summary,
+}
+
+/// APIs compared per batch: enough to keep the cores busy, few enough that the batch's
+/// reports (LCD manifests included) take little memory.
+const BATCH: usize = 64;
+
+impl<'a> Comparison<'a> {
+    pub fn new(
+        sources: &'a [SourceSchemas],
+        baseline: usize,
+        valid: &'a Valid,
+        fail_on: FailOn,
+        with_lcd: bool,
+    ) -> Comparison<'a> {
+        let names: BTreeSet<&String> = sources.iter().flat_map(|s| s.apis.keys()).collect();
+        Comparison {
+            sources,
+            baseline,
+            valid,
+            threshold: fail_on.threshold(),
+            with_lcd,
+            labels: sources.iter().map(|s| s.label.clone()).collect(),
+            names: names.into_iter().collect(),
+            next: 0,
+            ready: std::collections::VecDeque::new(),
+            summary: Summary::default(),
+        }
+    }
+
+    /// Compares the next batch of APIs, on as many threads as there are cores.
+    fn compare_batch(&mut self) {
+        let batch = &self.names[self.next..(self.next + BATCH).min(self.names.len())];
+        self.next += batch.len();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(batch.len());
+        if threads <= 1 {
+            let done: Vec<ApiReport> = batch.iter().map(|name| self.compare_api(name)).collect();
+            self.ready.extend(done);
+            return;
+        }
+        let this = &*self;
+        let mut done: Vec<(usize, ApiReport)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|t| {
+                    scope.spawn(move || {
+                        (t..batch.len())
+                            .step_by(threads)
+                            .map(|i| (i, this.compare_api(batch[i])))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().expect("a comparison thread panicked"))
+                .collect()
+        });
+        done.sort_by_key(|(i, _)| *i);
+        self.ready.extend(done.into_iter().map(|(_, api)| api));
+    }
+
+    fn compare_api(&self, name: &str) -> ApiReport {
+        let parsed: Vec<Option<std::borrow::Cow<'_, ApiDef>>> = self
+            .sources
+            .iter()
+            .map(|s| s.apis.get(name).map(stored::StoredApi::def))
             .collect();
-        summary.apis += 1;
-        if !findings.is_empty() {
-            summary.apis_with_differences += 1;
-        }
-        for f in &findings {
-            match f.class {
-                Class::Breaking => summary.breaking += 1,
-                Class::Compatible => summary.compatible += 1,
-                Class::Informational => summary.informational += 1,
-            }
-            if threshold.is_some_and(|t| f.class >= t) {
-                summary.failing += 1;
-            }
-        }
-        let lcd = with_lcd.then(|| {
-            let l = lcd::lcd_api(&defs, &labels);
+        let defs: Vec<Option<&ApiDef>> = parsed.iter().map(|d| d.as_deref()).collect();
+        let labels = &self.labels;
+        let first = defs.iter().flatten().next().expect("some source has it");
+        let findings: Vec<FindingReport> = diff::diff_api(&defs, self.baseline)
+            .iter()
+            .filter(|f| !self.valid.ignore.contains(&f.rule()))
+            .map(|f| FindingReport::new(f, labels))
+            .collect();
+        let lcd = self.with_lcd.then(|| {
+            let l = lcd::lcd_api(&defs, labels);
             LcdReport {
                 exists: l.conflicts.is_empty(),
                 dropped: l.dropped,
@@ -371,7 +456,7 @@ pub fn compare(
         });
         let presence = defs
             .iter()
-            .zip(&labels)
+            .zip(labels)
             .map(|(d, label)| Presence {
                 source: label.clone(),
                 present: d.is_some(),
@@ -390,40 +475,51 @@ pub fn compare(
                     .unwrap_or_default(),
             })
             .collect();
-        apis.push(ApiReport {
-            name: name.clone(),
+        ApiReport {
+            name: name.to_string(),
             group: first.group.clone(),
             kind: first.kind.clone(),
             builtin: first.builtin,
             presence,
             findings,
             lcd,
-        });
-    }
-    Report {
-        schema_version: report::SCHEMA_VERSION,
-        sources: sources
-            .iter()
-            .map(|s| SourceInfo {
-                label: s.label.clone(),
-                origin: s.origin.clone(),
-            })
-            .collect(),
-        baseline: labels.get(baseline).cloned().unwrap_or_default(),
-        fail_on: fail_on.as_str().to_string(),
-        ignored_rules: valid.ignore.iter().cloned().collect(),
-        summary,
-        apis,
-        show_informational,
+        }
     }
 }
 
-/// `--lcd`: the manifests on stdout, what was given up on stderr. Exit 1 when an API has none.
-fn print_lcd(report: &Report, format: OutputFormat) -> Result<u8> {
-    let mut manifests = Vec::new();
-    let mut missing = 0;
-    for api in &report.apis {
-        let Some(lcd) = &api.lcd else { continue };
+impl Iterator for Comparison<'_> {
+    type Item = ApiReport;
+
+    fn next(&mut self) -> Option<ApiReport> {
+        if self.ready.is_empty() && self.next < self.names.len() {
+            self.compare_batch();
+        }
+        let api = self.ready.pop_front()?;
+        let summary = &mut self.summary;
+        summary.apis += 1;
+        if !api.findings.is_empty() {
+            summary.apis_with_differences += 1;
+        }
+        for f in &api.findings {
+            match f.class {
+                Class::Breaking => summary.breaking += 1,
+                Class::Compatible => summary.compatible += 1,
+                Class::Informational => summary.informational += 1,
+            }
+            if self.threshold.is_some_and(|t| f.class >= t) {
+                summary.failing += 1;
+            }
+        }
+        Some(api)
+    }
+}
+
+/// `--lcd`: the manifests on stdout, what was given up on stderr, one API at a time (the
+/// manifests of 1,000 CRDs take hundreds of megabytes). Exit 1 when an API has none.
+fn print_lcd(comparison: Comparison, format: OutputFormat) -> Result<u8> {
+    let missing = std::cell::Cell::new(0);
+    let manifests = comparison.filter_map(|api| {
+        let lcd = api.lcd?;
         for d in &lcd.dropped {
             output::warn(format!(
                 "{}: dropped {} {} (declared in {}): {}",
@@ -438,7 +534,7 @@ fn print_lcd(report: &Report, format: OutputFormat) -> Result<u8> {
             output::log(0, format!("{}: {n}", api.name));
         }
         if !lcd.exists {
-            missing += 1;
+            missing.set(missing.get() + 1);
             for c in &lcd.conflicts {
                 let at = if c.version.is_empty() {
                     String::new()
@@ -447,37 +543,71 @@ fn print_lcd(report: &Report, format: OutputFormat) -> Result<u8> {
                 };
                 output::warn(format!("{}: no LCD{at}: {}", api.name, c.reason));
             }
-            continue;
+            return None;
         }
-        match &lcd.manifest {
-            Some(m) => manifests.push(m.clone()),
-            None => output::log(
+        if lcd.manifest.is_none() {
+            output::log(
                 0,
                 format!(
                     "{}: built-in type; its LCD is reported, not printed as a CRD",
                     api.name
                 ),
-            ),
+            );
         }
-    }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+        lcd.manifest
+    });
     use std::io::Write;
+    // Stdout is line-buffered: a line of JSON or YAML would cost a write each.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if format == OutputFormat::Json {
-        let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": manifests});
+        // As `{"apiVersion": "v1", "kind": "List", "items": [...]}` prints, item by item.
+        let list = ListOf(std::cell::RefCell::new(Some(manifests)));
         serde_json::to_writer_pretty(&mut out, &list).map_err(|e| Error::Output(e.to_string()))?;
         writeln!(out)?;
     } else {
-        for m in &manifests {
-            let text = serde_saphyr::to_string(m).map_err(|e| Error::Output(e.to_string()))?;
+        for m in manifests {
+            let text = serde_saphyr::to_string(&m).map_err(|e| Error::Output(e.to_string()))?;
             write!(out, "---\n{text}")?;
         }
     }
-    Ok(if missing > 0 {
+    out.flush()?;
+    Ok(if missing.get() > 0 {
         exit::DIFFERENT
     } else {
         exit::SAME
     })
+}
+
+/// A `v1` List whose items come from an iterator as they are serialized (once).
+struct ListOf<I>(std::cell::RefCell<Option<I>>);
+
+impl<I: Iterator<Item = Value>> serde::Serialize for ListOf<I> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Items<'a, I>(&'a std::cell::RefCell<Option<I>>);
+        impl<I: Iterator<Item = Value>> serde::Serialize for Items<'_, I> {
+            fn serialize<S: serde::Serializer>(
+                &self,
+                serializer: S,
+            ) -> std::result::Result<S::Ok, S::Error> {
+                let items = self
+                    .0
+                    .borrow_mut()
+                    .take()
+                    .expect("a list is serialized once");
+                serializer.collect_seq(items)
+            }
+        }
+        // The keys in the order of a serde_json map.
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("apiVersion", "v1")?;
+        map.serialize_entry("items", &Items(&self.0))?;
+        map.serialize_entry("kind", "List")?;
+        map.end()
+    }
 }
 
 /// `--object`: validate each object locally against each source, and with --server by a
@@ -515,11 +645,11 @@ async fn check_objects(
                 .unwrap_or("(no name)");
             let mut results = Vec::new();
             for source in sources {
-                let api = source.apis.values().find(|a| {
-                    a.group == group
-                        && a.kind == kind
-                        && a.versions.get(&version).is_some_and(|v| v.served)
-                });
+                let api = source
+                    .apis
+                    .values()
+                    .find(|a| a.group == group && a.kind == kind && a.served.contains(&version))
+                    .map(stored::StoredApi::def);
                 let mut verdict = report::SourceVerdict {
                     source: source.label.clone(),
                     local: "unknown-api".into(),
@@ -531,7 +661,7 @@ async fn check_objects(
                     server: None,
                     server_message: None,
                 };
-                if let Some(api) = api {
+                if let Some(api) = &api {
                     let outcome = validate::validate_object(&api.versions[&version].schema, doc);
                     verdict.local = if outcome.is_valid() {
                         "accepted"
@@ -547,7 +677,7 @@ async fn check_objects(
                     match clusters.get(&source.label) {
                         Some(cluster) => {
                             let (state, message) =
-                                dry_run_create(cluster, doc, api, global).await?;
+                                dry_run_create(cluster, doc, api.as_deref(), global).await?;
                             verdict.server = Some(state);
                             verdict.server_message = message;
                         }

@@ -159,7 +159,7 @@ pub fn parse_crd_schema(value: &Value, path: &str) -> Result<Schema, Vec<SchemaE
         errors: Vec::new(),
         ref_stack: Vec::new(),
     };
-    let schema = parser.node(value, path, Position::Root);
+    let schema = parser.node(value, At::Root(path), Position::Root);
     if parser.errors.is_empty() {
         Ok(schema)
     } else {
@@ -180,11 +180,34 @@ pub fn parse_openapi_schema(
         errors: Vec::new(),
         ref_stack: Vec::new(),
     };
-    let schema = parser.node(value, path, Position::Root);
+    let schema = parser.node(value, At::Root(path), Position::Root);
     if parser.errors.is_empty() {
         Ok(schema)
     } else {
         Err(parser.errors)
+    }
+}
+
+/// Where a node is, in the API server's notation; written out only for a message.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Root(&'a str),
+    /// `{parent}.properties[{name}]`
+    Property(&'a At<'a>, &'a str),
+    /// `{parent}.{key}`
+    Key(&'a At<'a>, &'a str),
+    /// `{parent}.{key}[{index}]`
+    Item(&'a At<'a>, &'a str, usize),
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Root(path) => f.write_str(path),
+            At::Property(parent, name) => write!(f, "{parent}.properties[{name}]"),
+            At::Key(parent, key) => write!(f, "{parent}.{key}"),
+            At::Item(parent, key, index) => write!(f, "{parent}.{key}[{index}]"),
+        }
     }
 }
 
@@ -257,10 +280,10 @@ impl Parser<'_> {
         });
     }
 
-    fn node(&mut self, value: &Value, path: &str, position: Position) -> Schema {
+    fn node(&mut self, value: &Value, path: At<'_>, position: Position) -> Schema {
         let Some(object) = value.as_object() else {
             self.error(
-                path,
+                &path.to_string(),
                 format!("Invalid value: {}: must be an object", short(value)),
             );
             return Schema::default();
@@ -303,7 +326,7 @@ impl Parser<'_> {
                         for (name, prop) in props {
                             let child = self.node(
                                 prop,
-                                &format!("{path}.properties[{name}]"),
+                                At::Property(&path, name),
                                 field_position(position),
                             );
                             s.properties.insert(name.clone(), child);
@@ -319,7 +342,7 @@ impl Parser<'_> {
                         Value::Bool(b) => AdditionalProperties::Allowed(*b),
                         other => AdditionalProperties::Schema(Box::new(self.node(
                             other,
-                            &format!("{path}.additionalProperties"),
+                            At::Key(&path, "additionalProperties"),
                             field_position(position),
                         ))),
                     })
@@ -332,7 +355,7 @@ impl Parser<'_> {
                     other => {
                         s.items = Some(Box::new(self.node(
                             other,
-                            &format!("{path}.items"),
+                            At::Key(&path, "items"),
                             field_position(position),
                         )))
                     }
@@ -350,7 +373,7 @@ impl Parser<'_> {
                 "not" => {
                     s.not = Some(Box::new(self.node(
                         v,
-                        &format!("{path}.not"),
+                        At::Key(&path, "not"),
                         Position::Junction,
                     )))
                 }
@@ -408,7 +431,7 @@ impl Parser<'_> {
 
     /// `{"$ref": X}` or the `{"allOf": [{"$ref": X}], "description": ...}` wrapper of OpenAPI v3
     /// documents: the referenced schema, with the wrapper's description and default on top.
-    fn follow_ref(&mut self, object: &Map<String, Value>, path: &str) -> Option<Schema> {
+    fn follow_ref(&mut self, object: &Map<String, Value>, path: At<'_>) -> Option<Schema> {
         let reference = object.get("$ref").and_then(Value::as_str).or_else(|| {
             match object
                 .get("allOf")
@@ -429,7 +452,10 @@ impl Parser<'_> {
             });
         }
         let Some(target) = self.resolver.resolve(reference) else {
-            self.error(path, format!("unresolvable $ref {reference:?}"));
+            self.error(
+                &path.to_string(),
+                format!("unresolvable $ref {reference:?}"),
+            );
             return Some(Schema::default());
         };
         self.ref_stack.push(reference.to_string());
@@ -448,7 +474,7 @@ impl Parser<'_> {
     }
 
     /// The API server's structural-schema rules that concern one node.
-    fn check_structural(&mut self, s: &Schema, path: &str, position: Position) {
+    fn check_structural(&mut self, s: &Schema, path: At<'_>, position: Position) {
         match position {
             Position::Junction => {
                 for (set, what) in [
@@ -545,7 +571,7 @@ impl Parser<'_> {
     fn junction_list(
         &mut self,
         v: &Value,
-        path: &str,
+        path: At<'_>,
         key: &str,
         int_or_string: bool,
     ) -> Vec<Schema> {
@@ -564,7 +590,7 @@ impl Parser<'_> {
                             type_: Some(t.to_string()),
                             ..Schema::default()
                         },
-                        _ => self.node(item, &format!("{path}.{key}[{i}]"), Position::Junction),
+                        _ => self.node(item, At::Item(&path, key, i), Position::Junction),
                     }
                 })
                 .collect(),
@@ -575,7 +601,7 @@ impl Parser<'_> {
         }
     }
 
-    fn cel_rules(&mut self, v: &Value, path: &str) -> Vec<CelRule> {
+    fn cel_rules(&mut self, v: &Value, path: At<'_>) -> Vec<CelRule> {
         let Some(items) = v.as_array() else {
             self.error(
                 &format!("{path}.x-kubernetes-validations"),
@@ -604,7 +630,7 @@ impl Parser<'_> {
         rules
     }
 
-    fn string(&mut self, v: &Value, path: &str, key: &str) -> Option<String> {
+    fn string(&mut self, v: &Value, path: At<'_>, key: &str) -> Option<String> {
         match v {
             Value::String(s) => Some(s.clone()),
             _ => {
@@ -617,7 +643,7 @@ impl Parser<'_> {
         }
     }
 
-    fn boolean(&mut self, v: &Value, path: &str, key: &str) -> bool {
+    fn boolean(&mut self, v: &Value, path: At<'_>, key: &str) -> bool {
         match v {
             Value::Bool(b) => *b,
             _ => {
@@ -630,7 +656,7 @@ impl Parser<'_> {
         }
     }
 
-    fn count(&mut self, v: &Value, path: &str, key: &str) -> Option<u64> {
+    fn count(&mut self, v: &Value, path: At<'_>, key: &str) -> Option<u64> {
         match v.as_u64() {
             Some(n) => Some(n),
             None => {
@@ -646,7 +672,7 @@ impl Parser<'_> {
         }
     }
 
-    fn number(&mut self, v: &Value, path: &str, key: &str) -> Option<f64> {
+    fn number(&mut self, v: &Value, path: At<'_>, key: &str) -> Option<f64> {
         match v.as_f64() {
             Some(n) => Some(n),
             None => {
@@ -659,7 +685,7 @@ impl Parser<'_> {
         }
     }
 
-    fn string_list(&mut self, v: &Value, path: &str, key: &str) -> Vec<String> {
+    fn string_list(&mut self, v: &Value, path: At<'_>, key: &str) -> Vec<String> {
         match v.as_array() {
             Some(items) if items.iter().all(Value::is_string) => items
                 .iter()
@@ -932,7 +958,7 @@ pub struct SourceSchemas {
     /// The context name or the path, as shown in the output.
     pub label: String,
     pub origin: Origin,
-    pub apis: BTreeMap<String, ApiDef>,
+    pub apis: BTreeMap<String, super::stored::StoredApi>,
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
