@@ -1369,3 +1369,35 @@ fn every_pair_has_an_lcd_that_parses_as_a_crd() {
         );
     }
 }
+
+/// The fast YAML reader (`schema::block_yaml`) gives serde-saphyr's values for every file it
+/// takes, and takes the controller-gen files, where its speed matters.
+#[test]
+fn the_fast_yaml_reader_agrees_with_serde_saphyr_on_every_file() {
+    let mut taken = Vec::new();
+    for pair in all_pairs() {
+        for file in [&pair.old, &pair.new] {
+            let text = std::fs::read_to_string(file).unwrap();
+            let Some(fast) = kubectl_migrate::schema::block_yaml::parse_documents(&text) else {
+                continue;
+            };
+            let reference: Vec<Value> = serde_saphyr::from_multiple::<Value>(&text)
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+                .into_iter()
+                .filter(|d| !d.is_null())
+                .collect();
+            assert!(
+                fast == reference,
+                "{}: the fast reader's values differ from serde-saphyr's",
+                file.display()
+            );
+            taken.push(file.display().to_string());
+        }
+    }
+    // Gateway API and JobSet are written by controller-gen; prometheus-operator too.
+    assert!(
+        taken.len() == 14,
+        "the fast reader took {} of 14 files: {taken:#?}",
+        taken.len()
+    );
+}

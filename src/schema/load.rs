@@ -118,6 +118,9 @@ pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Value>> {
             .map_err(|e| bad_input(source, format!("invalid JSON: {e}")))?;
         return Ok(vec![value]);
     }
+    if let Some(docs) = super::block_yaml::parse_documents(text) {
+        return Ok(docs);
+    }
     let docs: Vec<Value> = serde_saphyr::from_multiple(text)
         .map_err(|e| bad_input(source, format!("invalid YAML: {e}")))?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())

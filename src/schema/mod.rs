@@ -4,6 +4,7 @@
 //! Shape: [`Args`] -> [`validate`] (no cluster calls) -> [`run`]: load every source concurrently
 //! (one CRD list call per cluster), then the pure core ([`diff`], [`lcd`], [`validate`]) and the
 //! printers ([`report`]).
+pub mod block_yaml;
 pub mod diff;
 pub mod lcd;
 pub mod load;
