@@ -335,7 +335,7 @@ pub fn compare(
     show_informational: bool,
 ) -> Report {
     let mut comparison = Comparison::new(sources, baseline, valid, fail_on, with_lcd);
-    let apis: Vec<ApiReport> = comparison.by_ref().collect();
+    let apis: Vec<ApiReport> = comparison.run(|reports| reports.collect());
     let labels = comparison.labels;
     Report {
         schema_version: report::SCHEMA_VERSION,
@@ -356,8 +356,8 @@ pub fn compare(
 }
 
 /// PURE: the APIs of all sources compared one by one, in name order. Each API's definitions
-/// are parsed for it and dropped after it (see [`stored`]), and a batch of APIs is compared on
-/// all cores at once. The summary counts the APIs yielded so far.
+/// are parsed for it and dropped after it (see [`stored`]); the APIs are compared on all cores
+/// while the reports already done are consumed (printed) in order.
 pub struct Comparison<'a> {
     sources: &'a [SourceSchemas],
     baseline: usize,
@@ -366,14 +366,13 @@ pub struct Comparison<'a> {
     with_lcd: bool,
     labels: Vec<String>,
     names: Vec<&'a String>,
-    next: usize,
-    ready: std::collections::VecDeque<ApiReport>,
+    /// Counts the reports consumed so far.
     pub summary: Summary,
 }
 
-/// APIs compared per batch: enough to keep the cores busy, few enough that the batch's
-/// reports (LCD manifests included) take little memory.
-const BATCH: usize = 64;
+/// Reports done ahead of the one being consumed, at most: enough to keep the cores busy, few
+/// enough that they (LCD manifests included) take little memory.
+const AHEAD: usize = 64;
 
 impl<'a> Comparison<'a> {
     pub fn new(
@@ -392,43 +391,68 @@ impl<'a> Comparison<'a> {
             with_lcd,
             labels: sources.iter().map(|s| s.label.clone()).collect(),
             names: names.into_iter().collect(),
-            next: 0,
-            ready: std::collections::VecDeque::new(),
             summary: Summary::default(),
         }
     }
 
-    /// Compares the next batch of APIs, on as many threads as there are cores.
-    fn compare_batch(&mut self) {
-        let batch = &self.names[self.next..(self.next + BATCH).min(self.names.len())];
-        self.next += batch.len();
+    /// Hands `consume` the reports in name order, while worker threads (one per core) compare
+    /// the APIs that follow. If `consume` stops early, the workers stop too.
+    pub fn run<R>(&mut self, consume: impl FnOnce(&mut dyn Iterator<Item = ApiReport>) -> R) -> R {
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
-            .min(batch.len());
-        if threads <= 1 {
-            let done: Vec<ApiReport> = batch.iter().map(|name| self.compare_api(name)).collect();
-            self.ready.extend(done);
-            return;
-        }
+            .min(self.names.len());
+        let mut summary = Summary::default();
+        let threshold = self.threshold;
         let this = &*self;
-        let mut done: Vec<(usize, ApiReport)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|t| {
+        let claimed = std::sync::atomic::AtomicUsize::new(0);
+        let claimed = &claimed;
+        let result = if threads <= 1 {
+            let mut reports = this
+                .names
+                .iter()
+                .map(|name| this.compare_api(name))
+                .inspect(|api| summary.count(api, threshold));
+            consume(&mut reports)
+        } else {
+            std::thread::scope(|scope| {
+                let (done, received) = std::sync::mpsc::sync_channel::<(usize, ApiReport)>(AHEAD);
+                for _ in 0..threads {
+                    let done = done.clone();
                     scope.spawn(move || {
-                        (t..batch.len())
-                            .step_by(threads)
-                            .map(|i| (i, this.compare_api(batch[i])))
-                            .collect::<Vec<_>>()
-                    })
+                        loop {
+                            let i = claimed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(name) = this.names.get(i) else {
+                                break;
+                            };
+                            if done.send((i, this.compare_api(name))).is_err() {
+                                break;
+                            }
+                        }
+                    });
+                }
+                drop(done);
+                // Reports arrive in about name order; the few early ones wait here.
+                let mut early = BTreeMap::new();
+                let mut next = 0;
+                let mut reports = std::iter::from_fn(|| {
+                    loop {
+                        if let Some(api) = early.remove(&next) {
+                            next += 1;
+                            return Some(api);
+                        }
+                        let (i, api) = received.recv().ok()?;
+                        early.insert(i, api);
+                    }
                 })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| w.join().expect("a comparison thread panicked"))
-                .collect()
-        });
-        done.sort_by_key(|(i, _)| *i);
-        self.ready.extend(done.into_iter().map(|(_, api)| api));
+                .inspect(|api| summary.count(api, threshold));
+                let result = consume(&mut reports);
+                // Closes the channel, so that workers stop if `consume` stopped early.
+                drop(reports);
+                result
+            })
+        };
+        self.summary = summary;
+        result
     }
 
     fn compare_api(&self, name: &str) -> ApiReport {
@@ -488,38 +512,26 @@ impl<'a> Comparison<'a> {
     }
 }
 
-impl Iterator for Comparison<'_> {
-    type Item = ApiReport;
-
-    fn next(&mut self) -> Option<ApiReport> {
-        if self.ready.is_empty() && self.next < self.names.len() {
-            self.compare_batch();
-        }
-        let api = self.ready.pop_front()?;
-        let summary = &mut self.summary;
-        summary.apis += 1;
-        if !api.findings.is_empty() {
-            summary.apis_with_differences += 1;
-        }
-        for f in &api.findings {
-            match f.class {
-                Class::Breaking => summary.breaking += 1,
-                Class::Compatible => summary.compatible += 1,
-                Class::Informational => summary.informational += 1,
-            }
-            if self.threshold.is_some_and(|t| f.class >= t) {
-                summary.failing += 1;
-            }
-        }
-        Some(api)
-    }
-}
-
 /// `--lcd`: the manifests on stdout, what was given up on stderr, one API at a time (the
 /// manifests of 1,000 CRDs take hundreds of megabytes). Exit 1 when an API has none.
-fn print_lcd(comparison: Comparison, format: OutputFormat) -> Result<u8> {
+fn print_lcd(mut comparison: Comparison, format: OutputFormat) -> Result<u8> {
     let missing = std::cell::Cell::new(0);
-    let manifests = comparison.filter_map(|api| {
+    comparison.run(|reports| write_lcd(reports, format, &missing))?;
+    Ok(if missing.get() > 0 {
+        exit::DIFFERENT
+    } else {
+        exit::SAME
+    })
+}
+
+/// The LCD manifests of `reports` on stdout, what was given up on stderr; counts in `missing`
+/// the APIs that have none.
+fn write_lcd(
+    reports: &mut dyn Iterator<Item = ApiReport>,
+    format: OutputFormat,
+    missing: &std::cell::Cell<usize>,
+) -> Result<()> {
+    let manifests = reports.filter_map(|api| {
         let lcd = api.lcd?;
         for d in &lcd.dropped {
             output::warn(format!(
@@ -572,11 +584,7 @@ fn print_lcd(comparison: Comparison, format: OutputFormat) -> Result<u8> {
         }
     }
     out.flush()?;
-    Ok(if missing.get() > 0 {
-        exit::DIFFERENT
-    } else {
-        exit::SAME
-    })
+    Ok(())
 }
 
 /// A `v1` List whose items come from an iterator as they are serialized (once).

@@ -49,6 +49,26 @@ pub struct Summary {
     pub failing: usize,
 }
 
+impl Summary {
+    /// Counts one API's report; `threshold` is --fail-on's class.
+    pub fn count(&mut self, api: &ApiReport, threshold: Option<Class>) {
+        self.apis += 1;
+        if !api.findings.is_empty() {
+            self.apis_with_differences += 1;
+        }
+        for f in &api.findings {
+            match f.class {
+                Class::Breaking => self.breaking += 1,
+                Class::Compatible => self.compatible += 1,
+                Class::Informational => self.informational += 1,
+            }
+            if threshold.is_some_and(|t| f.class >= t) {
+                self.failing += 1;
+            }
+        }
+    }
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiReport {
