@@ -5,6 +5,11 @@ use colored::Colorize;
 use kubectl_migrate::cli::Cli;
 use kubectl_migrate::{commands, completion, error::exit};
 
+// schema-diff builds and drops millions of small values across threads; glibc's malloc spent a
+// quarter of its time there, mimalloc about half of that.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // kubectl's plugin completion runs `kubectl_complete-migrate WORDS...`, which calls this.

@@ -18,7 +18,11 @@ pub fn parse_documents(text: &str) -> Option<Vec<Value>> {
     if bytes.contains(&b'\r') || bytes.contains(&b'\t') || text.starts_with('\u{feff}') {
         return None;
     }
-    let mut reader = Reader { text, pos: 0 };
+    let mut reader = Reader {
+        text,
+        pos: 0,
+        peeked: std::cell::Cell::new(None),
+    };
     let mut docs = Vec::new();
     // An optional `---` before the first document.
     reader.separator();
@@ -41,6 +45,8 @@ struct Reader<'a> {
     text: &'a str,
     /// Always at the start of a line, or (after a sequence dash) at the content that follows it.
     pos: usize,
+    /// What [`Reader::peek`] found last, and from where.
+    peeked: std::cell::Cell<Option<(usize, Option<Line>)>>,
 }
 
 /// The next line with content.
@@ -71,6 +77,18 @@ impl<'a> Reader<'a> {
     /// The next line with content, skipping blank and comment lines, without consuming it.
     /// A document marker (`---`, `...`) or directive counts as content.
     fn peek(&self) -> Option<Line> {
+        // Collections and scalars both look at the next line: find it once.
+        if let Some((at, line)) = self.peeked.get()
+            && at == self.pos
+        {
+            return line;
+        }
+        let line = self.find_next_line();
+        self.peeked.set(Some((self.pos, line)));
+        line
+    }
+
+    fn find_next_line(&self) -> Option<Line> {
         let bytes = self.text.as_bytes();
         let mut pos = self.pos;
         loop {
