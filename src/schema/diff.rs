@@ -513,6 +513,13 @@ impl Walker<'_> {
     }
 
     fn node(&mut self, nodes: &[Option<&Schema>], base: usize, path: &str) {
+        // Equal nodes differ nowhere below (diff(s, s) is empty): most of a large comparison
+        // is such subtrees, and comparing them is far cheaper than applying every rule.
+        if let [Some(first), rest @ ..] = nodes
+            && rest.iter().all(|n| n.is_some_and(|n| n == *first))
+        {
+            return;
+        }
         let at = At { nodes, base, path };
         self.rule(&at, "type", |s| s.type_name(), String::clone, judge_type);
         self.rule(
