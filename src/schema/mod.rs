@@ -456,12 +456,26 @@ impl<'a> Comparison<'a> {
     }
 
     fn compare_api(&self, name: &str) -> ApiReport {
-        let parsed: Vec<Option<std::borrow::Cow<'_, ApiDef>>> = self
-            .sources
-            .iter()
-            .map(|s| s.apis.get(name).map(stored::StoredApi::def))
-            .collect();
-        let defs: Vec<Option<&ApiDef>> = parsed.iter().map(|d| d.as_deref()).collect();
+        let stored: Vec<Option<&stored::StoredApi>> =
+            self.sources.iter().map(|s| s.apis.get(name)).collect();
+        // Sources often hold the very same CRD: parse it once.
+        let mut parsed: Vec<std::borrow::Cow<'_, ApiDef>> = Vec::new();
+        let mut which: Vec<Option<usize>> = Vec::with_capacity(stored.len());
+        for (i, api) in stored.iter().enumerate() {
+            let Some(api) = api else {
+                which.push(None);
+                continue;
+            };
+            let earlier = (0..i).find(|&j| stored[j].is_some_and(|e| e.same_crd_as(api)));
+            which.push(Some(match earlier {
+                Some(j) => which[j].expect("an earlier source has it"),
+                None => {
+                    parsed.push(api.def());
+                    parsed.len() - 1
+                }
+            }));
+        }
+        let defs: Vec<Option<&ApiDef>> = which.iter().map(|w| w.map(|k| &*parsed[k])).collect();
         let labels = &self.labels;
         let first = defs.iter().flatten().next().expect("some source has it");
         let findings: Vec<FindingReport> = diff::diff_api(&defs, self.baseline)

@@ -59,6 +59,12 @@ impl StoredApi {
         stored
     }
 
+    /// Whether `other` was kept from the very same CRD manifest (as far as the parser reads
+    /// it): then both parse to the same API.
+    pub fn same_crd_as(&self, other: &StoredApi) -> bool {
+        matches!((&self.form, &other.form), (Form::Crd(a), Form::Crd(b)) if a == b)
+    }
+
     /// The API, parsed again where it was kept packed.
     pub fn def(&self) -> Cow<'_, ApiDef> {
         match &self.form {
