@@ -634,6 +634,72 @@ fn the_manifest_is_a_crd_that_parses_back_to_the_lcd() {
     );
 }
 
+/// Every node of the fixture CRDs and of the built-in types captured from real API servers
+/// (descriptions, defaults, CEL rules, list types and all) that `merge_keeps` accepts is given
+/// back by merging it with an equal copy, with nothing dropped or noted: so the walk's shortcut
+/// for equal nodes gives what merging them would.
+#[test]
+fn merging_equal_real_nodes_gives_them_back_where_merge_keeps_them() {
+    fn each_node(s: &Schema, out: &mut Vec<Schema>) {
+        out.push(s.clone());
+        let children = s
+            .properties
+            .values()
+            .chain(s.items.as_deref())
+            .chain(match &s.additional_properties {
+                Some(AdditionalProperties::Schema(a)) => Some(a.as_ref()),
+                _ => None,
+            })
+            .chain(s.all_of.iter().chain(&s.any_of).chain(&s.one_of))
+            .chain(s.not.as_deref());
+        for child in children {
+            each_node(child, out);
+        }
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema");
+    let mut nodes = Vec::new();
+    for file in [
+        "widgets-a.yaml",
+        "widgets-b.yaml",
+        "openapi/v1.36/apis-apps-v1.json",
+        "openapi/v1.36/api-v1.json",
+    ] {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let docs = parse_documents(&text, file).unwrap();
+        for api in apis_from_documents(docs, file, &Selection::default())
+            .unwrap()
+            .values()
+        {
+            for v in api.versions.values() {
+                each_node(&v.schema, &mut nodes);
+            }
+        }
+    }
+    let kept: Vec<&Schema> = nodes.iter().filter(|n| merge_keeps(n)).collect();
+    assert!(
+        kept.len() > 1000 && kept.len() * 10 > nodes.len() * 8,
+        "merge_keeps took only {} of {} nodes",
+        kept.len(),
+        nodes.len()
+    );
+    let labels = ["a".to_string(), "b".to_string()];
+    for node in kept {
+        let (mut dropped, mut notes) = (Vec::new(), Vec::new());
+        let mut walk = LcdWalk {
+            version: "v1".into(),
+            labels: &labels,
+            dropped: &mut dropped,
+            notes: &mut notes,
+            outer_rules: Vec::new(),
+        };
+        assert_eq!(walk.merge(&[node, &node.clone()], ".x"), Ok(node.clone()));
+        assert!(
+            dropped.is_empty() && notes.is_empty(),
+            "{dropped:?} {notes:?}"
+        );
+    }
+}
+
 // ---- property tests
 
 mod properties {
@@ -1307,6 +1373,26 @@ mod properties {
 
     proptest! {
         #![proptest_config(config())]
+
+        /// The walk's shortcut for equal nodes gives what merging them gives.
+        #[test]
+        fn merging_equal_nodes_gives_them_back_where_merge_keeps_them(s in node(3)) {
+            let labels = ["a".to_string(), "b".to_string(), "c".to_string()];
+            let (mut dropped, mut notes) = (Vec::new(), Vec::new());
+            let mut walk = LcdWalk {
+                version: "v1".into(),
+                labels: &labels,
+                dropped: &mut dropped,
+                notes: &mut notes,
+                outer_rules: Vec::new(),
+            };
+            let copy = s.clone();
+            let merged = walk.merge(&[&s, &copy, &s], ".spec");
+            if merge_keeps(&s) {
+                prop_assert_eq!(merged, Ok(s.clone()));
+                prop_assert!(dropped.is_empty() && notes.is_empty(), "{:?} {:?}", dropped, notes);
+            }
+        }
 
         #[test]
         fn a_schema_compared_with_itself_has_no_findings(s in root()) {
