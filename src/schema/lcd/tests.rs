@@ -634,6 +634,22 @@ fn the_manifest_is_a_crd_that_parses_back_to_the_lcd() {
     );
 }
 
+/// What `LcdWalk::merge` makes of `nodes` (one per source) at `.x`, with what it dropped and
+/// noted.
+fn merge_at_root(nodes: &[&Schema]) -> (Result<Schema, Reasons>, Vec<Dropped>, Vec<String>) {
+    let labels: Vec<String> = (0..nodes.len()).map(|i| format!("source-{i}")).collect();
+    let (mut dropped, mut notes) = (Vec::new(), Vec::new());
+    let mut walk = LcdWalk {
+        version: "v1".into(),
+        labels: &labels,
+        dropped: &mut dropped,
+        notes: &mut notes,
+        outer_rules: Vec::new(),
+    };
+    let merged = walk.merge(nodes, ".x");
+    (merged, dropped, notes)
+}
+
 /// Every node of the fixture CRDs and of the built-in types captured from real API servers
 /// (descriptions, defaults, CEL rules, list types and all) that `merge_keeps` accepts is given
 /// back by merging it with an equal copy, with nothing dropped or noted: so the walk's shortcut
@@ -682,17 +698,9 @@ fn merging_equal_real_nodes_gives_them_back_where_merge_keeps_them() {
         kept.len(),
         nodes.len()
     );
-    let labels = ["a".to_string(), "b".to_string()];
     for node in kept {
-        let (mut dropped, mut notes) = (Vec::new(), Vec::new());
-        let mut walk = LcdWalk {
-            version: "v1".into(),
-            labels: &labels,
-            dropped: &mut dropped,
-            notes: &mut notes,
-            outer_rules: Vec::new(),
-        };
-        assert_eq!(walk.merge(&[node, &node.clone()], ".x"), Ok(node.clone()));
+        let (merged, dropped, notes) = merge_at_root(&[node, &node.clone()]);
+        assert_eq!(merged, Ok(node.clone()));
         assert!(
             dropped.is_empty() && notes.is_empty(),
             "{dropped:?} {notes:?}"
@@ -1377,17 +1385,8 @@ mod properties {
         /// The walk's shortcut for equal nodes gives what merging them gives.
         #[test]
         fn merging_equal_nodes_gives_them_back_where_merge_keeps_them(s in node(3)) {
-            let labels = ["a".to_string(), "b".to_string(), "c".to_string()];
-            let (mut dropped, mut notes) = (Vec::new(), Vec::new());
-            let mut walk = LcdWalk {
-                version: "v1".into(),
-                labels: &labels,
-                dropped: &mut dropped,
-                notes: &mut notes,
-                outer_rules: Vec::new(),
-            };
             let copy = s.clone();
-            let merged = walk.merge(&[&s, &copy, &s], ".spec");
+            let (merged, dropped, notes) = merge_at_root(&[&s, &copy, &s]);
             if merge_keeps(&s) {
                 prop_assert_eq!(merged, Ok(s.clone()));
                 prop_assert!(dropped.is_empty() && notes.is_empty(), "{:?} {:?}", dropped, notes);
