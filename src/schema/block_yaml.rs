@@ -219,27 +219,16 @@ impl<'a> Reader<'a> {
     /// at `indent`; consumes it.
     fn value_after(&mut self, line: Line, at: usize, indent: usize) -> Option<Value> {
         let rest = &self.text[at..line.end];
+        // Past the line; a quoted scalar that goes on over more lines moves further itself.
+        self.consume(line);
         let value = match rest.as_bytes().first() {
-            None | Some(b'#') => {
-                self.consume(line);
-                return self.nested_or_null(indent, true);
-            }
-            Some(b'|' | b'>') => {
-                self.consume(line);
-                return self.block_scalar(rest, indent);
-            }
+            None | Some(b'#') => return self.nested_or_null(indent, true),
+            Some(b'|' | b'>') => return self.block_scalar(rest, indent),
             Some(b'"') => self.quoted(at, indent, true)?,
             Some(b'\'') => self.quoted(at, indent, false)?,
-            Some(b'{') if strip_comment(rest) == "{}" => {
-                self.consume(line);
-                Value::Object(Map::new())
-            }
-            Some(b'[') if strip_comment(rest) == "[]" => {
-                self.consume(line);
-                Value::Array(Vec::new())
-            }
+            Some(b'{') if strip_comment(rest) == "{}" => Value::Object(Map::new()),
+            Some(b'[') if strip_comment(rest) == "[]" => Value::Array(Vec::new()),
             Some(_) => {
-                self.consume(line);
                 let first = strip_comment(rest);
                 if first.len() == rest.len() {
                     plain(&self.plain_continued(first, indent)?)?
