@@ -419,6 +419,48 @@ fn sources_can_be_directories_and_stdin() {
     assert_eq!(report["summary"]["breaking"], 7);
 }
 
+/// Files with the same bytes are parsed once and share what was found in them; files of the
+/// same length that differ must not, and a bad file is reported under its own name even when
+/// an identical one is in an earlier source.
+#[test]
+fn identical_files_in_several_sources_are_read_once_but_reported_as_their_own() {
+    let widgets = std::fs::read_to_string(data("widgets-a.yaml")).unwrap();
+    // One byte changes, so the length stays: maximum 100 becomes 900.
+    let wider = widgets.replacen("maximum: 100}", "maximum: 900}", 1);
+    assert_ne!(wider, widgets);
+    assert_eq!(wider.len(), widgets.len());
+    let dirs: Vec<tempfile::TempDir> = (0..3).map(|_| tempfile::tempdir().unwrap()).collect();
+    for (dir, text) in dirs.iter().zip([&widgets, &widgets, &wider]) {
+        std::fs::write(dir.path().join("widgets.yaml"), text).unwrap();
+    }
+    let args: Vec<String> = dirs
+        .iter()
+        .flat_map(|d| ["-f".to_string(), d.path().display().to_string()])
+        .collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, report) = json_report(&args);
+    assert_eq!(code, 0, "a wider maximum is compatible: {report:#}");
+    assert_eq!(
+        rules(&report),
+        ["maximum-widened .spec.size compatible"],
+        "only the third source differs"
+    );
+    assert_eq!(report["apis"][0]["presence"].as_array().unwrap().len(), 3);
+
+    let broken = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: [\n";
+    for dir in &dirs[1..] {
+        std::fs::write(dir.path().join("broken.yaml"), broken).unwrap();
+    }
+    let out = plugin().arg("schema-diff").args(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = dirs[1].path().join("broken.yaml");
+    assert!(
+        stderr.contains(&format!("{}: invalid YAML", first.display())),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn selection_by_name_and_group() {
     let (_, by_name) = json_report(&[

@@ -278,20 +278,18 @@ async fn load_sources(
             Ok::<_, Error>((schemas, cluster))
         }
     });
-    let file_loads = valid.files.iter().map(|f| {
-        let (f, selection) = (f.clone(), valid.selection.clone());
-        async move {
-            tokio::task::spawn_blocking(move || load::load_file_source(&f, &selection))
-                .await
-                .map_err(|e| Error::Failed {
-                    message: format!("loading a file: {e}"),
-                })?
+    let files = valid.files.clone();
+    let selection = valid.selection.clone();
+    let file_loads = tokio::task::spawn_blocking(move || {
+        if files.is_empty() {
+            return Ok(Vec::new());
         }
+        load::load_file_sources(&files, &selection)
     });
-    let (clusters, files) = tokio::join!(
-        futures::future::join_all(cluster_loads),
-        futures::future::join_all(file_loads)
-    );
+    let (clusters, files) = tokio::join!(futures::future::join_all(cluster_loads), file_loads);
+    let files = files.map_err(|e| Error::Failed {
+        message: format!("loading files: {e}"),
+    })?;
     let mut sources = Vec::new();
     let mut connected = BTreeMap::new();
     for result in clusters {
@@ -299,9 +297,7 @@ async fn load_sources(
         connected.insert(schemas.label.clone(), cluster);
         sources.push(schemas);
     }
-    for result in files {
-        sources.push(result?);
-    }
+    sources.extend(files?);
     for name in &valid.selection.names {
         if !sources.iter().any(|s| s.apis.contains_key(name)) {
             return Err(Error::Input(format!(
