@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::model::{AdditionalProperties, ApiDef, Schema, short, version_priority};
+use super::model::{AdditionalProperties, ApiDef, Schema, same_schema, short, version_priority};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -516,7 +516,9 @@ impl Walker<'_> {
         // Equal nodes differ nowhere below (diff(s, s) is empty): most of a large comparison
         // is such subtrees, and comparing them is far cheaper than applying every rule.
         if let [Some(first), rest @ ..] = nodes
-            && rest.iter().all(|n| n.is_some_and(|n| n == *first))
+            && rest
+                .iter()
+                .all(|n| n.is_some_and(|n| same_schema(n, first)))
         {
             return;
         }

@@ -11,7 +11,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::model::{AdditionalProperties, ApiDef, CelRule, Schema, to_json, version_priority};
+use super::model::{
+    AdditionalProperties, ApiDef, CelRule, Schema, same_schema, to_json, version_priority,
+};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -354,7 +356,7 @@ impl LcdWalk<'_> {
         // What every source has alike is its own LCD, with nothing dropped, where merging would
         // not reorder it: most of a large comparison is such subtrees.
         if let [first, rest @ ..] = nodes
-            && rest.iter().all(|n| n == first)
+            && rest.iter().all(|n| same_schema(n, first))
             && merge_keeps(first)
         {
             return Ok((*first).clone());

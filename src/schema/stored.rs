@@ -90,7 +90,7 @@ fn served(api: &ApiDef) -> Vec<String> {
 /// A JSON value in a compact binary form that gives back exactly the same [`Value`] (numbers
 /// keep their kind and bits; JSON text would not always give back the same `f64`).
 #[derive(Clone, PartialEq)]
-pub struct Packed(Box<[u8]>);
+pub struct Packed(std::sync::Arc<[u8]>);
 
 impl std::fmt::Debug for Packed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -112,7 +112,7 @@ impl Packed {
     pub fn pack(value: &Value) -> Packed {
         let mut out = Vec::new();
         pack_into(value, &mut out);
-        Packed(out.into_boxed_slice())
+        Packed(out.into())
     }
 
     /// What [`crd_from_value`] reads of a CRD manifest: `apiVersion`, `metadata.name`, the
@@ -159,7 +159,7 @@ impl Packed {
                 pack_into(name, &mut out);
             }
         }
-        Packed(out.into_boxed_slice())
+        Packed(out.into())
     }
 
     pub fn unpack(&self) -> Value {
