@@ -151,7 +151,7 @@ fn stored_apis_from_documents(
     each_api(docs, source, selection, |api, manifest| {
         let name = api.name.clone();
         let stored = match manifest {
-            Some(m) => StoredApi::crd(&api, m),
+            Some(_) => StoredApi::crd(&api),
             None => StoredApi::parsed(api),
         };
         apis.insert(name, stored);
@@ -767,7 +767,7 @@ fn stream_json_list(
                 }
                 match crd_from_value(&item, &item_at, self.selection) {
                     Ok(Some(api)) => {
-                        let stored = StoredApi::crd(&api, &item);
+                        let stored = StoredApi::crd(&api);
                         self.apis.insert(api.name, stored);
                     }
                     Ok(None) => {}
@@ -832,7 +832,7 @@ pub async fn load_cluster(cluster: &Cluster, selection: &Selection) -> Result<So
             item["apiVersion"] = Value::from("apiextensions.k8s.io/v1");
             item["kind"] = Value::from("CustomResourceDefinition");
             if let Some(api) = crd_from_value(&item, &format!("{label} items[{i}]"), selection)? {
-                apis.insert(api.name.clone(), StoredApi::crd(&api, &item));
+                apis.insert(api.name.clone(), StoredApi::crd(&api));
             }
         }
     }

@@ -1,19 +1,19 @@
 //! The APIs of a loaded source, kept compact until they are compared.
 //!
 //! A parsed [`ApiDef`] takes about ten times the memory of its manifest: every schema node is a
-//! [`Schema`](super::model::Schema) of some 600 bytes. Three sources of 1,000 CRDs took well over
-//! a gigabyte that way. So a CRD is kept as the part of its manifest that
-//! [`crd_from_value`] reads, packed into a lossless binary form, and is parsed again when it is
-//! compared, one API at a time. It was parsed once already while loading, so that every input
-//! error is reported before any output, exactly as before; parsing it again gives the same
-//! [`ApiDef`] (checked in debug builds). Built-in types (from OpenAPI documents, whose `$ref`s
-//! point into the rest of the document) are kept parsed.
+//! [`Schema`] of some 600 bytes. Three sources of 1,000 CRDs took well over a gigabyte that way.
+//! So a CRD is parsed (and checked) once while loading, so that every input error is reported
+//! before any output, and is then kept in a lossless binary form of the parsed model, which is
+//! unpacked again when it is compared, one API at a time. Unpacking only copies fields out: it
+//! neither builds the manifest again nor checks it again. Built-in types (few, and large) are
+//! kept parsed.
 use std::borrow::Cow;
 
 use serde_json::{Map, Number, Value};
 
-use super::load::{Selection, crd_from_value};
-use super::model::ApiDef;
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::model::{AdditionalProperties, ApiDef, CelRule, Schema, VersionDef};
 
 /// One API of a source.
 #[derive(Debug, Clone)]
@@ -28,7 +28,7 @@ pub struct StoredApi {
 #[derive(Debug, Clone)]
 enum Form {
     Parsed(Box<ApiDef>),
-    /// What `crd_from_value` reads of a CRD manifest, packed.
+    /// A CRD, packed.
     Crd(Packed),
 }
 
@@ -43,38 +43,32 @@ impl StoredApi {
         }
     }
 
-    /// A CRD, given what [`crd_from_value`] made of `manifest`.
-    pub fn crd(api: &ApiDef, manifest: &Value) -> StoredApi {
+    /// A CRD, kept packed.
+    pub fn crd(api: &ApiDef) -> StoredApi {
         let stored = StoredApi {
             group: api.group.clone(),
             kind: api.kind.clone(),
             served: served(api),
-            form: Form::Crd(Packed::crd_essentials(manifest)),
+            form: Form::Crd(Packed::api(api)),
         };
         debug_assert_eq!(
             stored.def().as_ref(),
             api,
-            "a stored CRD does not parse back to the same API"
+            "a stored CRD does not unpack to the same API"
         );
         stored
     }
 
-    /// Whether `other` was kept from the very same CRD manifest (as far as the parser reads
-    /// it): then both parse to the same API.
+    /// Whether `other` is the very same CRD (packing is one-to-one).
     pub fn same_crd_as(&self, other: &StoredApi) -> bool {
         matches!((&self.form, &other.form), (Form::Crd(a), Form::Crd(b)) if a == b)
     }
 
-    /// The API, parsed again where it was kept packed.
+    /// The API, unpacked where it was kept packed.
     pub fn def(&self) -> Cow<'_, ApiDef> {
         match &self.form {
             Form::Parsed(api) => Cow::Borrowed(api),
-            Form::Crd(packed) => Cow::Owned(
-                crd_from_value(&packed.unpack(), "", &Selection::default())
-                    .ok()
-                    .flatten()
-                    .expect("a stored CRD parsed when it was loaded"),
-            ),
+            Form::Crd(packed) => Cow::Owned(packed.unpack_api()),
         }
     }
 }
@@ -109,59 +103,14 @@ const ARRAY: u8 = 7;
 const OBJECT: u8 = 8;
 
 impl Packed {
+    #[cfg(test)]
     pub fn pack(value: &Value) -> Packed {
         let mut out = Vec::new();
         pack_into(value, &mut out);
         Packed(out.into())
     }
 
-    /// What [`crd_from_value`] reads of a CRD manifest: `apiVersion`, `metadata.name`, the
-    /// `api-approved.kubernetes.io` annotation and `spec`; not `status`, not the other
-    /// annotations (`kubectl apply` keeps a copy of the whole manifest in one), not
-    /// `managedFields`. Packed straight from the manifest, without copying it first.
-    fn crd_essentials(manifest: &Value) -> Packed {
-        const APPROVED: &str = "api-approved.kubernetes.io";
-        let mut out = Vec::new();
-        let top: Vec<(&str, Option<&Value>)> = vec![
-            ("apiVersion", manifest.get("apiVersion")),
-            (
-                "metadata",
-                manifest.get("metadata").filter(|m| m.is_object()),
-            ),
-            ("spec", manifest.get("spec")),
-        ];
-        // Keys in the order of a serde_json map, as unpacking inserts them anyway.
-        let top: Vec<(&str, &Value)> = top.into_iter().filter_map(|(k, v)| Some((k, v?))).collect();
-        out.push(OBJECT);
-        pack_len(top.len(), &mut out);
-        for (key, value) in top {
-            pack_str(key, &mut out);
-            if key != "metadata" {
-                pack_into(value, &mut out);
-                continue;
-            }
-            let name = value.get("name");
-            let approved = value.get("annotations").and_then(|a| a.get(APPROVED));
-            out.push(OBJECT);
-            pack_len(
-                usize::from(name.is_some()) + usize::from(approved.is_some()),
-                &mut out,
-            );
-            if let Some(approved) = approved {
-                pack_str("annotations", &mut out);
-                out.push(OBJECT);
-                pack_len(1, &mut out);
-                pack_str(APPROVED, &mut out);
-                pack_into(approved, &mut out);
-            }
-            if let Some(name) = name {
-                pack_str("name", &mut out);
-                pack_into(name, &mut out);
-            }
-        }
-        Packed(out.into())
-    }
-
+    #[cfg(test)]
     pub fn unpack(&self) -> Value {
         let mut reader = Reader {
             bytes: &self.0,
@@ -170,6 +119,23 @@ impl Packed {
         let value = reader.value();
         debug_assert_eq!(reader.at, self.0.len(), "trailing bytes");
         value
+    }
+
+    /// A parsed API, packed.
+    pub fn api(api: &ApiDef) -> Packed {
+        let mut out = Vec::new();
+        api.pack(&mut out);
+        Packed(out.into())
+    }
+
+    pub fn unpack_api(&self) -> ApiDef {
+        let mut reader = Reader {
+            bytes: &self.0,
+            at: 0,
+        };
+        let api = ApiDef::unpack(&mut reader);
+        debug_assert_eq!(reader.at, self.0.len(), "trailing bytes");
+        api
     }
 }
 
@@ -299,6 +265,505 @@ impl Reader<'_> {
     }
 }
 
+/// A part of the model in packed form. Packing writes every field, in declaration order;
+/// unpacking reads them back in the same order. Fields that are often empty (options, lists,
+/// maps) and flags take one bit of a mask before the fields, and nothing more when empty.
+trait Pack: Sized {
+    fn pack(&self, out: &mut Vec<u8>);
+    fn unpack(reader: &mut Reader<'_>) -> Self;
+}
+
+impl Pack for String {
+    fn pack(&self, out: &mut Vec<u8>) {
+        pack_str(self, out);
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        reader.string()
+    }
+}
+
+impl Pack for Value {
+    fn pack(&self, out: &mut Vec<u8>) {
+        pack_into(self, out);
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        reader.value()
+    }
+}
+
+impl Pack for u64 {
+    fn pack(&self, out: &mut Vec<u8>) {
+        pack_len(*self as usize, out);
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        reader.len() as u64
+    }
+}
+
+impl Pack for f64 {
+    fn pack(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_bits().to_le_bytes());
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        f64::from_bits(u64::from_le_bytes(reader.eight()))
+    }
+}
+
+impl Pack for bool {
+    fn pack(&self, out: &mut Vec<u8>) {
+        out.push(u8::from(*self));
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        reader.byte() != 0
+    }
+}
+
+impl<T: Pack> Pack for Box<T> {
+    fn pack(&self, out: &mut Vec<u8>) {
+        (**self).pack(out);
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        Box::new(T::unpack(reader))
+    }
+}
+
+impl<T: Pack> Pack for Vec<T> {
+    fn pack(&self, out: &mut Vec<u8>) {
+        pack_len(self.len(), out);
+        for item in self {
+            item.pack(out);
+        }
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        let n = reader.len();
+        (0..n).map(|_| T::unpack(reader)).collect()
+    }
+}
+
+impl<T: Pack> Pack for BTreeMap<String, T> {
+    fn pack(&self, out: &mut Vec<u8>) {
+        pack_len(self.len(), out);
+        for (key, item) in self {
+            pack_str(key, out);
+            item.pack(out);
+        }
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        let n = reader.len();
+        // Packed in key order, so the map is built from sorted entries at once.
+        (0..n)
+            .map(|_| (reader.string(), T::unpack(reader)))
+            .collect::<Vec<_>>()
+            .into_iter()
+            .collect()
+    }
+}
+
+impl Pack for BTreeSet<String> {
+    fn pack(&self, out: &mut Vec<u8>) {
+        pack_len(self.len(), out);
+        for item in self {
+            pack_str(item, out);
+        }
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        let n = reader.len();
+        (0..n).map(|_| reader.string()).collect()
+    }
+}
+
+/// Lists, maps and sets: a field of one of these is packed only when it is not empty.
+trait Many: Pack + Default {
+    fn is_empty(&self) -> bool;
+}
+
+impl<T: Pack> Many for Vec<T> {
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+}
+
+impl<T: Pack> Many for BTreeMap<String, T> {
+    fn is_empty(&self) -> bool {
+        BTreeMap::is_empty(self)
+    }
+}
+
+impl Many for BTreeSet<String> {
+    fn is_empty(&self) -> bool {
+        BTreeSet::is_empty(self)
+    }
+}
+
+/// Packs the fields of one struct: the mask of flags and non-empty fields first (patched in
+/// when done), then the non-empty fields.
+struct FieldsOut<'a> {
+    out: &'a mut Vec<u8>,
+    mask_at: usize,
+    mask: u64,
+    bit: u32,
+}
+
+impl<'a> FieldsOut<'a> {
+    fn new(out: &'a mut Vec<u8>) -> Self {
+        let mask_at = out.len();
+        out.extend_from_slice(&[0; 8]);
+        FieldsOut {
+            out,
+            mask_at,
+            mask: 0,
+            bit: 0,
+        }
+    }
+
+    fn next_bit(&mut self, set: bool) {
+        assert!(self.bit < 64, "more than 64 optional fields");
+        if set {
+            self.mask |= 1 << self.bit;
+        }
+        self.bit += 1;
+    }
+
+    fn flag(&mut self, value: bool) -> &mut Self {
+        self.next_bit(value);
+        self
+    }
+
+    fn always<T: Pack>(&mut self, value: &T) -> &mut Self {
+        value.pack(self.out);
+        self
+    }
+
+    fn option<T: Pack>(&mut self, value: &Option<T>) -> &mut Self {
+        self.next_bit(value.is_some());
+        if let Some(value) = value {
+            value.pack(self.out);
+        }
+        self
+    }
+
+    fn many<T: Many>(&mut self, value: &T) -> &mut Self {
+        self.next_bit(!value.is_empty());
+        if !value.is_empty() {
+            value.pack(self.out);
+        }
+        self
+    }
+
+    fn done(&mut self) {
+        let at = self.mask_at;
+        self.out[at..at + 8].copy_from_slice(&self.mask.to_le_bytes());
+    }
+}
+
+/// Unpacks what [`FieldsOut`] packed, in the same order.
+struct FieldsIn<'r, 'a> {
+    reader: &'r mut Reader<'a>,
+    mask: u64,
+    bit: u32,
+}
+
+impl<'r, 'a> FieldsIn<'r, 'a> {
+    fn new(reader: &'r mut Reader<'a>) -> Self {
+        let mask = u64::from_le_bytes(reader.eight());
+        FieldsIn {
+            reader,
+            mask,
+            bit: 0,
+        }
+    }
+
+    fn next_bit(&mut self) -> bool {
+        let set = self.mask & (1 << self.bit) != 0;
+        self.bit += 1;
+        set
+    }
+
+    fn flag(&mut self) -> bool {
+        self.next_bit()
+    }
+
+    fn always<T: Pack>(&mut self) -> T {
+        T::unpack(self.reader)
+    }
+
+    fn option<T: Pack>(&mut self) -> Option<T> {
+        self.next_bit().then(|| T::unpack(self.reader))
+    }
+
+    /// A list, map or set: empty where its bit is not set.
+    fn many<T: Many>(&mut self) -> T {
+        if self.next_bit() {
+            T::unpack(self.reader)
+        } else {
+            T::default()
+        }
+    }
+}
+
+impl Pack for CelRule {
+    fn pack(&self, out: &mut Vec<u8>) {
+        let CelRule {
+            rule,
+            message,
+            message_expression,
+            reason,
+            field_path,
+            optional_old_self,
+        } = self;
+        FieldsOut::new(out)
+            .always(rule)
+            .option(message)
+            .option(message_expression)
+            .option(reason)
+            .option(field_path)
+            .option(optional_old_self)
+            .done();
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        let mut f = FieldsIn::new(reader);
+        CelRule {
+            rule: f.always(),
+            message: f.option(),
+            message_expression: f.option(),
+            reason: f.option(),
+            field_path: f.option(),
+            optional_old_self: f.option(),
+        }
+    }
+}
+
+impl Pack for AdditionalProperties {
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            AdditionalProperties::Allowed(allowed) => out.push(u8::from(*allowed)),
+            AdditionalProperties::Schema(schema) => {
+                out.push(2);
+                schema.pack(out);
+            }
+        }
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        match reader.byte() {
+            0 => AdditionalProperties::Allowed(false),
+            1 => AdditionalProperties::Allowed(true),
+            2 => AdditionalProperties::Schema(Box::unpack(reader)),
+            other => unreachable!("not a packed additionalProperties tag: {other}"),
+        }
+    }
+}
+
+impl Pack for Schema {
+    fn pack(&self, out: &mut Vec<u8>) {
+        // Destructured, so that a new field cannot be forgotten here.
+        let Schema {
+            type_,
+            int_or_string,
+            format,
+            title,
+            description,
+            default,
+            nullable,
+            enum_values,
+            pattern,
+            max_length,
+            min_length,
+            maximum,
+            exclusive_maximum,
+            minimum,
+            exclusive_minimum,
+            multiple_of,
+            max_items,
+            min_items,
+            unique_items,
+            max_properties,
+            min_properties,
+            required,
+            properties,
+            additional_properties,
+            items,
+            preserve_unknown_fields,
+            embedded_resource,
+            list_type,
+            list_map_keys,
+            map_type,
+            validations,
+            all_of,
+            any_of,
+            one_of,
+            not,
+            extensions,
+        } = self;
+        FieldsOut::new(out)
+            .option(type_)
+            .flag(*int_or_string)
+            .option(format)
+            .option(title)
+            .option(description)
+            .option(default)
+            .flag(*nullable)
+            .option(enum_values)
+            .option(pattern)
+            .option(max_length)
+            .option(min_length)
+            .option(maximum)
+            .flag(*exclusive_maximum)
+            .option(minimum)
+            .flag(*exclusive_minimum)
+            .option(multiple_of)
+            .option(max_items)
+            .option(min_items)
+            .flag(*unique_items)
+            .option(max_properties)
+            .option(min_properties)
+            .many(required)
+            .many(properties)
+            .option(additional_properties)
+            .option(items)
+            .flag(*preserve_unknown_fields)
+            .flag(*embedded_resource)
+            .option(list_type)
+            .many(list_map_keys)
+            .option(map_type)
+            .many(validations)
+            .many(all_of)
+            .many(any_of)
+            .many(one_of)
+            .option(not)
+            .many(extensions)
+            .done();
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        let mut f = FieldsIn::new(reader);
+        Schema {
+            type_: f.option(),
+            int_or_string: f.flag(),
+            format: f.option(),
+            title: f.option(),
+            description: f.option(),
+            default: f.option(),
+            nullable: f.flag(),
+            enum_values: f.option(),
+            pattern: f.option(),
+            max_length: f.option(),
+            min_length: f.option(),
+            maximum: f.option(),
+            exclusive_maximum: f.flag(),
+            minimum: f.option(),
+            exclusive_minimum: f.flag(),
+            multiple_of: f.option(),
+            max_items: f.option(),
+            min_items: f.option(),
+            unique_items: f.flag(),
+            max_properties: f.option(),
+            min_properties: f.option(),
+            required: f.many(),
+            properties: f.many(),
+            additional_properties: f.option(),
+            items: f.option(),
+            preserve_unknown_fields: f.flag(),
+            embedded_resource: f.flag(),
+            list_type: f.option(),
+            list_map_keys: f.many(),
+            map_type: f.option(),
+            validations: f.many(),
+            all_of: f.many(),
+            any_of: f.many(),
+            one_of: f.many(),
+            not: f.option(),
+            extensions: f.many(),
+        }
+    }
+}
+
+impl Pack for VersionDef {
+    fn pack(&self, out: &mut Vec<u8>) {
+        let VersionDef {
+            served,
+            storage,
+            deprecated,
+            schema,
+            subresources,
+            printer_columns,
+            selectable_fields,
+        } = self;
+        FieldsOut::new(out)
+            .flag(*served)
+            .flag(*storage)
+            .flag(*deprecated)
+            .always(schema)
+            .always(subresources)
+            .many(printer_columns)
+            .many(selectable_fields)
+            .done();
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        let mut f = FieldsIn::new(reader);
+        VersionDef {
+            served: f.flag(),
+            storage: f.flag(),
+            deprecated: f.flag(),
+            schema: f.always(),
+            subresources: f.always(),
+            printer_columns: f.many(),
+            selectable_fields: f.many(),
+        }
+    }
+}
+
+impl Pack for ApiDef {
+    fn pack(&self, out: &mut Vec<u8>) {
+        let ApiDef {
+            name,
+            group,
+            kind,
+            plural,
+            singular,
+            list_kind,
+            short_names,
+            categories,
+            scope,
+            builtin,
+            versions,
+            conversion,
+            api_approved,
+        } = self;
+        FieldsOut::new(out)
+            .always(name)
+            .always(group)
+            .always(kind)
+            .always(plural)
+            .option(singular)
+            .option(list_kind)
+            .many(short_names)
+            .many(categories)
+            .always(scope)
+            .flag(*builtin)
+            .many(versions)
+            .option(conversion)
+            .option(api_approved)
+            .done();
+    }
+    fn unpack(reader: &mut Reader<'_>) -> Self {
+        let mut f = FieldsIn::new(reader);
+        ApiDef {
+            name: f.always(),
+            group: f.always(),
+            kind: f.always(),
+            plural: f.always(),
+            singular: f.option(),
+            list_kind: f.option(),
+            short_names: f.many(),
+            categories: f.many(),
+            scope: f.always(),
+            builtin: f.flag(),
+            versions: f.many(),
+            conversion: f.option(),
+            api_approved: f.option(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -358,7 +823,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stored_crd_keeps_only_what_is_read_and_parses_back() {
+    fn a_stored_crd_unpacks_to_the_same_api() {
         let manifest = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
@@ -366,35 +831,137 @@ mod tests {
                 "name": "widgets.example.com",
                 "annotations": {
                     "api-approved.kubernetes.io": "https://github.com/kubernetes/enhancements/pull/1111",
-                    "kubectl.kubernetes.io/last-applied-configuration": "{...}"
                 },
-                "managedFields": [{"manager": "kubectl"}],
-                "uid": "x"
             },
             "spec": {
                 "group": "example.com",
                 "scope": "Namespaced",
-                "names": {"plural": "widgets", "kind": "Widget"},
+                "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]},
                 "versions": [{"name": "v1", "served": true, "storage": true,
                     "schema": {"openAPIV3Schema": {"type": "object", "properties": {"n": {"type": "number", "maximum": 0.1}}}}}]
             },
-            "status": {"storedVersions": ["v1"]}
         });
-        let api = crd_from_value(&manifest, "w", &Selection::default())
-            .unwrap()
-            .unwrap();
-        let stored = StoredApi::crd(&api, &manifest);
+        let api = crate::schema::load::crd_from_value(
+            &manifest,
+            "w",
+            &crate::schema::load::Selection::default(),
+        )
+        .unwrap()
+        .unwrap();
+        let stored = StoredApi::crd(&api);
         assert_eq!(stored.def().as_ref(), &api);
         assert_eq!(stored.served, ["v1"]);
-        let Form::Crd(packed) = &stored.form else {
-            panic!("a CRD is kept packed")
+        assert!(stored.same_crd_as(&StoredApi::crd(&api.clone())));
+        let mut other = api.clone();
+        other
+            .versions
+            .get_mut("v1")
+            .unwrap()
+            .schema
+            .properties
+            .clear();
+        assert!(!stored.same_crd_as(&StoredApi::crd(&other)));
+    }
+
+    /// Every field set (and the struct literals name every field, so a new field must be
+    /// added here too): each one must come back, in its place.
+    #[test]
+    fn every_field_of_the_model_comes_back() {
+        let rule = |n: u64| CelRule {
+            rule: format!("self.n > {n}"),
+            message: Some("m".into()),
+            message_expression: Some("'me'".into()),
+            reason: Some("FieldValueInvalid".into()),
+            field_path: Some(".n".into()),
+            optional_old_self: Some(n.is_multiple_of(2)),
         };
-        let kept = packed.unpack();
-        assert_eq!(
-            kept["metadata"],
-            json!({"name": "widgets.example.com", "annotations": {
-                "api-approved.kubernetes.io": "https://github.com/kubernetes/enhancements/pull/1111"}})
-        );
-        assert!(kept.get("status").is_none() && kept.get("kind").is_none());
+        let leaf = |n: u64| Schema {
+            type_: Some("integer".into()),
+            minimum: Some(n as f64),
+            ..Schema::default()
+        };
+        let full = Schema {
+            type_: Some("object".into()),
+            int_or_string: true,
+            format: Some("date-time".into()),
+            title: Some("t".into()),
+            description: Some("d\nmore".into()),
+            default: Some(json!({"a": [1, -2, 0.5, null, true, "s"]})),
+            nullable: true,
+            enum_values: Some(vec![json!("a"), json!(2)]),
+            pattern: Some("^a+$".into()),
+            max_length: Some(u64::MAX),
+            min_length: Some(1),
+            maximum: Some(-0.0),
+            exclusive_maximum: true,
+            minimum: Some(f64::MIN_POSITIVE),
+            exclusive_minimum: true,
+            multiple_of: Some(0.25),
+            max_items: Some(7),
+            min_items: Some(0),
+            unique_items: true,
+            max_properties: Some(9),
+            min_properties: Some(300),
+            required: vec!["a".into(), "b".into()],
+            properties: BTreeMap::from([("a".into(), leaf(1)), ("b".into(), leaf(2))]),
+            additional_properties: Some(AdditionalProperties::Schema(Box::new(leaf(3)))),
+            items: Some(Box::new(leaf(4))),
+            preserve_unknown_fields: true,
+            embedded_resource: true,
+            list_type: Some("map".into()),
+            list_map_keys: vec!["name".into()],
+            map_type: Some("granular".into()),
+            validations: vec![rule(1), rule(2)],
+            all_of: vec![leaf(5)],
+            any_of: vec![leaf(6), leaf(7)],
+            one_of: vec![leaf(8)],
+            not: Some(Box::new(leaf(9))),
+            extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
+        };
+        let mut nested = full.clone();
+        nested.additional_properties = Some(AdditionalProperties::Allowed(false));
+        nested.properties.insert("full".into(), full.clone());
+        let version = |schema: Schema, storage: bool| VersionDef {
+            served: true,
+            storage,
+            deprecated: !storage,
+            schema,
+            subresources: json!({"status": {}}),
+            printer_columns: vec![
+                json!({"name": "Age", "jsonPath": ".metadata.creationTimestamp"}),
+            ],
+            selectable_fields: vec![json!({"jsonPath": ".spec.color"})],
+        };
+        let api = ApiDef {
+            name: "widgets.example.com".into(),
+            group: "example.com".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            singular: Some("widget".into()),
+            list_kind: Some("WidgetList".into()),
+            short_names: BTreeSet::from(["wd".into()]),
+            categories: BTreeSet::from(["all".into(), "fun".into()]),
+            scope: "Namespaced".into(),
+            builtin: true,
+            versions: BTreeMap::from([
+                ("v1".into(), version(nested, true)),
+                ("v2".into(), version(full, false)),
+            ]),
+            conversion: Some("Webhook".into()),
+            api_approved: Some("unapproved".into()),
+        };
+        assert_eq!(Packed::api(&api).unpack_api(), api);
+        let bare = ApiDef {
+            short_names: BTreeSet::new(),
+            categories: BTreeSet::new(),
+            singular: None,
+            list_kind: None,
+            builtin: false,
+            versions: BTreeMap::new(),
+            conversion: None,
+            api_approved: None,
+            ..api.clone()
+        };
+        assert_eq!(Packed::api(&bare).unpack_api(), bare);
     }
 }
