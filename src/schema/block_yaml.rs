@@ -9,6 +9,8 @@
 //! anything but a plain string, integer, decimal or `true`/`false`, duplicate keys, tabs or
 //! carriage returns, and every error. The caller then reads the file with serde-saphyr, which
 //! stays the reference: its values and its error messages. `tests` compare the two.
+use std::borrow::Cow;
+
 use serde_json::{Map, Number, Value};
 
 /// The documents of `text`, as `serde_saphyr::from_multiple::<Value>` gives them, or `None`
@@ -246,7 +248,15 @@ impl<'a> Reader<'a> {
 
     /// A plain scalar whose first line is `first`, with the lines that continue it (more
     /// indented than `indent`) folded in; the reader moves past them.
-    fn plain_continued(&mut self, first: &str, indent: usize) -> Option<String> {
+    fn plain_continued<'t>(&mut self, first: &'t str, indent: usize) -> Option<Cow<'t, str>> {
+        // Mostly the very next line holds content no more indented: nothing continues. (Its
+        // look-up is kept for the caller, which looks at that line next.)
+        if let Some(next) = self.peek()
+            && next.start - next.indent == self.pos
+            && next.indent <= indent
+        {
+            return Some(Cow::Borrowed(first));
+        }
         let bytes = self.text.as_bytes();
         let mut text = first.to_string();
         let (mut pos, mut blank) = (self.pos, 0usize);
@@ -263,8 +273,8 @@ impl<'a> Reader<'a> {
                 break;
             }
             if trimmed.starts_with('#')
-                || trimmed.contains(" #")
-                || trimmed.contains(": ")
+                || has_pair(trimmed, b' ', b'#')
+                || has_pair(trimmed, b':', b' ')
                 || trimmed.ends_with(':')
                 || is_dash(trimmed)
             {
@@ -281,7 +291,7 @@ impl<'a> Reader<'a> {
             pos = end + 1;
             self.pos = pos.min(bytes.len());
         }
-        Some(text)
+        Some(Cow::Owned(text))
     }
 
     /// A double- or single-quoted scalar opening at byte `start`, on one line or folded over
@@ -492,7 +502,7 @@ fn split_key(content: &str) -> Option<(&str, &str)> {
     let colon = (0..bytes.len())
         .find(|&i| bytes[i] == b':' && (i + 1 == bytes.len() || bytes[i + 1] == b' '))?;
     let key = &content[..colon];
-    if !plain_string(key) || key.contains(" #") || key.ends_with(' ') {
+    if !plain_string(key) || has_pair(key, b' ', b'#') || key.ends_with(' ') {
         return None;
     }
     Some((key, content[colon + 1..].trim_start_matches(' ')))
@@ -500,8 +510,17 @@ fn split_key(content: &str) -> Option<(&str, &str)> {
 
 /// A plain scalar's text without a trailing comment and spaces.
 fn strip_comment(rest: &str) -> &str {
-    let cut = rest.find(" #").unwrap_or(rest.len());
+    let bytes = rest.as_bytes();
+    let cut = (1..bytes.len())
+        .find(|&i| bytes[i] == b'#' && bytes[i - 1] == b' ')
+        .map_or(rest.len(), |i| i - 1);
     rest[..cut].trim_end_matches(' ')
+}
+
+/// Whether `text` holds byte `a` followed by byte `b` (a plain loop: the texts are short, and
+/// a substring search costs more to set up than to run here).
+fn has_pair(text: &str, a: u8, b: u8) -> bool {
+    text.as_bytes().windows(2).any(|w| w[0] == a && w[1] == b)
 }
 
 /// Words a YAML 1.1 reader may take for a boolean, a null or a float.
@@ -509,7 +528,14 @@ fn special_word(text: &str) -> bool {
     const WORDS: [&str; 12] = [
         "y", "yes", "n", "no", "true", "false", "on", "off", "null", "nan", "inf", "infinity",
     ];
-    text.len() <= 8 && WORDS.iter().any(|w| text.eq_ignore_ascii_case(w))
+    text.len() <= 8
+        && text.as_bytes().first().is_some_and(|b| {
+            matches!(
+                b.to_ascii_lowercase(),
+                b'y' | b'n' | b't' | b'f' | b'o' | b'i'
+            )
+        })
+        && WORDS.iter().any(|w| text.eq_ignore_ascii_case(w))
 }
 
 /// Whether a plain scalar is certainly read as a string: it is not a special word, holds no
@@ -538,7 +564,7 @@ fn plain_string(text: &str) -> bool {
         }
         _ => false,
     };
-    starts_well && !special_word(text) && !text.contains(": ") && !text.ends_with(':')
+    starts_well && !special_word(text) && !has_pair(text, b':', b' ') && !text.ends_with(':')
 }
 
 fn plain(text: &str) -> Option<Value> {
