@@ -165,7 +165,7 @@ pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
         }
         v.insert(
             "schema".into(),
-            json!({"openAPIV3Schema": to_json(&lcd.schemas[version.as_str()])}),
+            object([("openAPIV3Schema", to_json(&lcd.schemas[version.as_str()]))]),
         );
         let subresources = &defs[0].subresources;
         if defs.iter().all(|d| &d.subresources == subresources) {
@@ -237,21 +237,37 @@ pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
     if let Some(approved) = apis.iter().filter_map(|a| a.api_approved.as_ref()).min() {
         annotations.insert("api-approved.kubernetes.io".into(), json!(approved));
     }
-    lcd.manifest = Some(json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {
-            "name": first.name,
-            "annotations": Value::Object(annotations),
-        },
-        "spec": {
-            "group": first.group,
-            "scope": first.scope,
-            "names": Value::Object(names),
-            "versions": version_manifests,
-        }
-    }));
+    // Built by moving the parts in: `json!` would copy each of them whole.
+    lcd.manifest = Some(object([
+        ("apiVersion", json!("apiextensions.k8s.io/v1")),
+        ("kind", json!("CustomResourceDefinition")),
+        (
+            "metadata",
+            object([
+                ("name", json!(first.name)),
+                ("annotations", Value::Object(annotations)),
+            ]),
+        ),
+        (
+            "spec",
+            object([
+                ("group", json!(first.group)),
+                ("scope", json!(first.scope)),
+                ("names", Value::Object(names)),
+                ("versions", Value::Array(version_manifests)),
+            ]),
+        ),
+    ]));
     lcd
+}
+
+fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
+    Value::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 /// Entries present in every list (by equality), in the first list's order.
