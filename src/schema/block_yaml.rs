@@ -17,7 +17,7 @@ use serde_json::{Map, Number, Value};
 /// when the text uses something this reader leaves to serde-saphyr.
 pub fn parse_documents(text: &str) -> Option<Vec<Value>> {
     let bytes = text.as_bytes();
-    if bytes.contains(&b'\r') || bytes.contains(&b'\t') || text.starts_with('\u{feff}') {
+    if memchr::memchr2(b'\r', b'\t', bytes).is_some() || text.starts_with('\u{feff}') {
         return None;
     }
     let mut reader = Reader {
@@ -64,16 +64,14 @@ struct Line {
 
 impl<'a> Reader<'a> {
     fn line_end(&self, from: usize) -> usize {
-        self.text[from..]
-            .find('\n')
-            .map_or(self.text.len(), |i| from + i)
+        memchr::memchr(b'\n', &self.text.as_bytes()[from..]).map_or(self.text.len(), |i| from + i)
     }
 
     fn line_start(&self, at: usize) -> usize {
         if at == 0 || self.text.as_bytes()[at - 1] == b'\n' {
             return at;
         }
-        self.text[..at].rfind('\n').map_or(0, |i| i + 1)
+        memchr::memrchr(b'\n', &self.text.as_bytes()[..at]).map_or(0, |i| i + 1)
     }
 
     /// The next line with content, skipping blank and comment lines, without consuming it.
