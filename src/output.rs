@@ -216,6 +216,58 @@ pub fn confirm_with(
     }
 }
 
+/// Appends `value` to `out` exactly as `serde_json::to_writer_pretty` writes it, as if nested
+/// `level` deep (two spaces a level). Going through serde's serializer took as long as computing
+/// the LCD manifests that `schema-diff --lcd` prints, tens of megabytes of them.
+pub fn push_json_pretty(out: &mut Vec<u8>, value: &serde_json::Value, level: usize) {
+    use serde_json::Value;
+    let indent = |out: &mut Vec<u8>, level: usize| out.extend(std::iter::repeat_n(b' ', 2 * level));
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::String(s) => push_json_string(out, s),
+        Value::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
+        Value::Object(map) if map.is_empty() => out.extend_from_slice(b"{}"),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+                indent(out, level + 1);
+                push_json_pretty(out, item, level + 1);
+            }
+            out.push(b'\n');
+            indent(out, level);
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
+                indent(out, level + 1);
+                push_json_string(out, key);
+                out.extend_from_slice(b": ");
+                push_json_pretty(out, item, level + 1);
+            }
+            out.push(b'\n');
+            indent(out, level);
+            out.push(b'}');
+        }
+    }
+}
+
+/// A JSON string: as it is where nothing needs escaping, else as serde_json escapes it.
+fn push_json_string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        serde_json::to_writer(&mut *out, s).expect("writing to a Vec cannot fail");
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,5 +365,50 @@ mod tests {
         confirm_with("x", false, true, |_| Ok(true)).unwrap();
         let err = confirm_with("x", false, true, |_| Ok(false)).unwrap_err();
         assert!(matches!(err, Error::Cancelled(_)));
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "(?s).{0,40}".prop_map(Value::String),
+            "[a-z\"\\\\\n\t\u{1}\u{7f}é ]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::btree_map("(?s).{0,8}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pretty_json_is_serde_jsons(value in json_value()) {
+            let mut ours = Vec::new();
+            push_json_pretty(&mut ours, &value, 0);
+            proptest::prop_assert_eq!(
+                String::from_utf8(ours).unwrap(),
+                serde_json::to_string_pretty(&value).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn pretty_json_nests_at_the_level_given() {
+        let value = serde_json::json!({"a": [1, {"b": "c\u{1}\"", "d": {}}, []], "e": -0.5});
+        let mut ours = b"[\n  ".to_vec();
+        push_json_pretty(&mut ours, &value, 1);
+        ours.extend_from_slice(b"\n]");
+        let whole = serde_json::to_string_pretty(&serde_json::json!([value])).unwrap();
+        assert_eq!(String::from_utf8(ours).unwrap(), whole);
     }
 }

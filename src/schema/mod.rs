@@ -583,10 +583,22 @@ fn write_lcd(
     // Stdout is line-buffered: a line of JSON or YAML would cost a write each.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if format == OutputFormat::Json {
-        // As `{"apiVersion": "v1", "kind": "List", "items": [...]}` prints, item by item.
-        let list = ListOf(std::cell::RefCell::new(Some(manifests)));
-        serde_json::to_writer_pretty(&mut out, &list).map_err(|e| Error::Output(e.to_string()))?;
-        writeln!(out)?;
+        // As serde_json pretty-prints `{"apiVersion": "v1", "items": [...], "kind": "List"}`,
+        // item by item.
+        out.write_all(b"{\n  \"apiVersion\": \"v1\",\n  \"items\": [")?;
+        let mut item = Vec::new();
+        let mut first = true;
+        for m in manifests {
+            item.clear();
+            item.extend_from_slice(if first { b"\n    " } else { b",\n    " });
+            output::push_json_pretty(&mut item, &m, 2);
+            out.write_all(&item)?;
+            first = false;
+        }
+        if !first {
+            out.write_all(b"\n  ")?;
+        }
+        out.write_all(b"],\n  \"kind\": \"List\"\n}\n")?;
     } else {
         for m in manifests {
             let text = serde_saphyr::to_string(&m).map_err(|e| Error::Output(e.to_string()))?;
@@ -595,38 +607,6 @@ fn write_lcd(
     }
     out.flush()?;
     Ok(())
-}
-
-/// A `v1` List whose items come from an iterator as they are serialized (once).
-struct ListOf<I>(std::cell::RefCell<Option<I>>);
-
-impl<I: Iterator<Item = Value>> serde::Serialize for ListOf<I> {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        struct Items<'a, I>(&'a std::cell::RefCell<Option<I>>);
-        impl<I: Iterator<Item = Value>> serde::Serialize for Items<'_, I> {
-            fn serialize<S: serde::Serializer>(
-                &self,
-                serializer: S,
-            ) -> std::result::Result<S::Ok, S::Error> {
-                let items = self
-                    .0
-                    .borrow_mut()
-                    .take()
-                    .expect("a list is serialized once");
-                serializer.collect_seq(items)
-            }
-        }
-        // The keys in the order of a serde_json map.
-        let mut map = serializer.serialize_map(Some(3))?;
-        map.serialize_entry("apiVersion", "v1")?;
-        map.serialize_entry("items", &Items(&self.0))?;
-        map.serialize_entry("kind", "List")?;
-        map.end()
-    }
 }
 
 /// `--object`: validate each object locally against each source, and with --server by a
