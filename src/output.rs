@@ -269,7 +269,7 @@ fn push_json_string(out: &mut Vec<u8>, s: &str) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[derive(Serialize)]
@@ -367,7 +367,8 @@ mod tests {
         assert!(matches!(err, Error::Cancelled(_)));
     }
 
-    fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    /// Any JSON value, with strings that need escaping (for the tests of other modules too).
+    pub(crate) fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
         use proptest::prelude::*;
         use serde_json::Value;
         let leaf = prop_oneof![

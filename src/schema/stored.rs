@@ -770,29 +770,9 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    fn value() -> impl Strategy<Value = Value> {
-        let leaf = prop_oneof![
-            Just(Value::Null),
-            any::<bool>().prop_map(Value::Bool),
-            any::<u64>().prop_map(Value::from),
-            any::<i64>().prop_map(Value::from),
-            any::<f64>()
-                .prop_filter("finite", |f| f.is_finite())
-                .prop_map(Value::from),
-            ".{0,200}".prop_map(Value::String),
-        ];
-        leaf.prop_recursive(4, 64, 8, |inner| {
-            prop_oneof![
-                proptest::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-                proptest::collection::btree_map(".{0,12}", inner, 0..8)
-                    .prop_map(|m| Value::Object(m.into_iter().collect())),
-            ]
-        })
-    }
-
     proptest! {
         #[test]
-        fn packing_gives_back_the_same_value(v in value()) {
+        fn packing_gives_back_the_same_value(v in crate::output::tests::json_value()) {
             prop_assert_eq!(Packed::pack(&v).unpack(), v);
         }
     }
