@@ -544,7 +544,8 @@ pub fn load_file_sources(paths: &[PathBuf], selection: &Selection) -> Result<Vec
     if !stdin.is_empty() {
         groups.push(stdin);
     }
-    groups.extend(by_length.into_values());
+    // The largest files first, so that no worker is left with a large one at the end.
+    groups.extend(by_length.into_values().rev());
 
     let next_group = AtomicUsize::new(0);
     // At least one worker per source: a source may be one large file (a List of every CRD),
