@@ -257,15 +257,46 @@ pub fn push_json_pretty(out: &mut Vec<u8>, value: &serde_json::Value, level: usi
     }
 }
 
-/// A JSON string: as it is where nothing needs escaping, else as serde_json escapes it.
+/// A JSON string, escaped as serde_json escapes it: quote, backslash and the control
+/// characters (`\b \t \n \f \r` by name, the others as `\u00xx`), nothing else.
 fn push_json_string(out: &mut Vec<u8>, s: &str) {
-    if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-        serde_json::to_writer(&mut *out, s).expect("writing to a Vec cannot fail");
-    } else {
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
+    // Per byte: 0 for none, the letter of a short escape, or `u` for `\u00xx`.
+    const ESCAPE: [u8; 256] = {
+        let mut table = [0u8; 256];
+        let mut b = 0;
+        while b < 0x20 {
+            table[b] = b'u';
+            b += 1;
+        }
+        table[0x08] = b'b';
+        table[0x09] = b't';
+        table[0x0a] = b'n';
+        table[0x0c] = b'f';
+        table[0x0d] = b'r';
+        table[b'"' as usize] = b'"';
+        table[b'\\' as usize] = b'\\';
+        table
+    };
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.push(b'"');
+    let mut from = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape = ESCAPE[usize::from(b)];
+        if escape == 0 {
+            continue;
+        }
+        out.extend_from_slice(&bytes[from..i]);
+        if escape == b'u' {
+            out.extend_from_slice(b"\\u00");
+            out.extend_from_slice(&[HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]]);
+        } else {
+            out.extend_from_slice(&[b'\\', escape]);
+        }
+        from = i + 1;
     }
+    out.extend_from_slice(&bytes[from..]);
+    out.push(b'"');
 }
 
 #[cfg(test)]
@@ -380,7 +411,7 @@ pub(crate) mod tests {
                 .prop_filter("finite", |f| f.is_finite())
                 .prop_map(Value::from),
             "(?s).{0,40}".prop_map(Value::String),
-            "[a-z\"\\\\\n\t\u{1}\u{7f}é ]{0,12}".prop_map(Value::String),
+            "[a-z\"\\\\\n\t\r\u{1}\u{8}\u{c}\u{1f}\u{7f}é ]{0,12}".prop_map(Value::String),
         ];
         leaf.prop_recursive(4, 64, 6, |inner| {
             prop_oneof![
