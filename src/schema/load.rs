@@ -527,15 +527,18 @@ pub fn load_file_sources(paths: &[PathBuf], selection: &Selection) -> Result<Vec
         })
         .collect();
 
-    // Groups of file indices. Stdin (read once per `-`, in order) and files whose length is
-    // unknown (their error comes from reading them) are not matched with anything.
+    // Groups of file indices. Only regular files are matched: stdin (read once per `-`, in
+    // order), pipes and devices (which reading again would consume) and files whose length is
+    // unknown (their error comes from reading them) each go on their own.
     let mut by_length: BTreeMap<u64, Vec<usize>> = BTreeMap::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
     let mut stdin = Vec::new();
     for (index, file) in files.iter().enumerate() {
         if file.as_os_str() == "-" {
             stdin.push(index);
-        } else if let Ok(meta) = std::fs::metadata(file) {
+        } else if let Ok(meta) = std::fs::metadata(file)
+            && meta.is_file()
+        {
             by_length.entry(meta.len()).or_default().push(index);
         } else {
             groups.push(vec![index]);
