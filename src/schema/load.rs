@@ -135,7 +135,7 @@ pub fn apis_from_documents(
     selection: &Selection,
 ) -> Result<BTreeMap<String, ApiDef>> {
     let mut apis = BTreeMap::new();
-    each_api(&docs, source, selection, |api, _| {
+    each_api(&docs, source, selection, |api| {
         apis.insert(api.name.clone(), api);
     })?;
     Ok(apis)
@@ -148,24 +148,24 @@ fn stored_apis_from_documents(
     selection: &Selection,
 ) -> Result<BTreeMap<String, StoredApi>> {
     let mut apis = BTreeMap::new();
-    each_api(docs, source, selection, |api, manifest| {
+    each_api(docs, source, selection, |api| {
         let name = api.name.clone();
-        let stored = match manifest {
-            Some(_) => StoredApi::crd(&api),
-            None => StoredApi::parsed(api),
+        let stored = if api.builtin {
+            StoredApi::parsed(api)
+        } else {
+            StoredApi::crd(&api)
         };
         apis.insert(name, stored);
     })?;
     Ok(apis)
 }
 
-/// Calls `found` with each selected API of the documents, in order, and with the manifest it
-/// came from when it is a CRD; stops at the first error.
+/// Calls `found` with each selected API of the documents, in order; stops at the first error.
 fn each_api(
     docs: &[Value],
     source: &str,
     selection: &Selection,
-    mut found: impl FnMut(ApiDef, Option<&Value>),
+    mut found: impl FnMut(ApiDef),
 ) -> Result<()> {
     for (index, doc) in docs.iter().enumerate() {
         let at = if index == 0 {
@@ -175,7 +175,7 @@ fn each_api(
         };
         if doc.get("openapi").is_some() && doc.get("components").is_some() {
             for api in apis_from_openapi(doc, &at, selection)?.into_values() {
-                found(api, None);
+                found(api);
             }
             continue;
         }
@@ -183,7 +183,7 @@ fn each_api(
         match kind {
             "CustomResourceDefinition" => {
                 if let Some(api) = crd_from_value(doc, &at, selection)? {
-                    found(api, Some(doc));
+                    found(api);
                 }
             }
             "List" | "CustomResourceDefinitionList" => {
@@ -199,7 +199,7 @@ fn each_api(
                         return Err(not_a_crd(item, &item_at));
                     }
                     if let Some(api) = crd_from_value(item, &item_at, selection)? {
-                        found(api, Some(item));
+                        found(api);
                     }
                 }
             }
