@@ -163,13 +163,19 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The next line of a collection at `indent`, with its content; `None` where the
+    /// collection ends (a less indented line, a document marker, the end of the text).
+    fn next_in(&self, indent: usize) -> Option<(Line, &'a str)> {
+        let line = self.peek()?;
+        if line.indent < indent || self.is_marker(line) {
+            return None;
+        }
+        Some((line, &self.text[line.start..line.end]))
+    }
+
     fn mapping(&mut self, indent: usize) -> Option<Value> {
         let mut map = Map::new();
-        while let Some(line) = self.peek() {
-            if line.indent < indent || self.is_marker(line) {
-                break;
-            }
-            let content = &self.text[line.start..line.end];
+        while let Some((line, content)) = self.next_in(indent) {
             if line.indent > indent || is_dash(content) {
                 return None;
             }
@@ -185,11 +191,7 @@ impl<'a> Reader<'a> {
 
     fn sequence(&mut self, indent: usize) -> Option<Value> {
         let mut items = Vec::new();
-        while let Some(line) = self.peek() {
-            if line.indent < indent || self.is_marker(line) {
-                break;
-            }
-            let content = &self.text[line.start..line.end];
+        while let Some((line, content)) = self.next_in(indent) {
             if line.indent > indent {
                 return None;
             }
