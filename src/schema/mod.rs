@@ -280,12 +280,8 @@ async fn load_sources(
     });
     let files = valid.files.clone();
     let selection = valid.selection.clone();
-    let file_loads = tokio::task::spawn_blocking(move || {
-        if files.is_empty() {
-            return Ok(Vec::new());
-        }
-        load::load_file_sources(&files, &selection)
-    });
+    let file_loads =
+        tokio::task::spawn_blocking(move || load::load_file_sources(&files, &selection));
     let (clusters, files) = tokio::join!(futures::future::join_all(cluster_loads), file_loads);
     let files = files.map_err(|e| Error::Failed {
         message: format!("loading files: {e}"),
