@@ -480,10 +480,13 @@ async fn cleanup_removes_the_source_leftovers_but_never_the_storage() {
     })
     .await;
     for (volume, path) in before.values() {
-        assert!(
-            pair.volume(false, volume).await.is_none(),
-            "PV object {volume} removed from A"
-        );
+        // The same finalizer wait for the PV objects (pv-protection), once their claims are gone.
+        support::poll_until(
+            Duration::from_secs(30),
+            &format!("PV object {volume} removed from A"),
+            || async { pair.volume(false, volume).await.is_none() },
+        )
+        .await;
         let pv = pair.volume(true, volume).await.expect("PV kept in B");
         assert_eq!(
             pv.status.clone().and_then(|s| s.phase).as_deref(),
