@@ -419,6 +419,49 @@ fn sources_can_be_directories_and_stdin() {
     assert_eq!(report["summary"]["breaking"], 7);
 }
 
+/// `kubectl get crds -o json` prints a List, which is read item by item; it must give what the
+/// same CRDs give as YAML files, and a bad item must be named as the ordinary reader names it.
+#[test]
+fn json_lists_of_crds_read_as_their_yaml_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let list_of = |items: Vec<Value>| {
+        serde_json::to_string_pretty(&serde_json::json!({
+            "apiVersion": "v1",
+            "items": items,
+            "kind": "List",
+            "metadata": {"resourceVersion": ""},
+        }))
+        .unwrap()
+    };
+    let crd = |name: &str| -> Value {
+        serde_saphyr::from_str(&std::fs::read_to_string(data(name)).unwrap()).unwrap()
+    };
+    for (name, file) in [("a.json", "widgets-a.yaml"), ("b.json", "widgets-b.yaml")] {
+        std::fs::write(dir.path().join(name), list_of(vec![crd(file)])).unwrap();
+    }
+    let from_yaml = json_report(&["-f", "widgets-a.yaml", "-f", "widgets-b.yaml"]);
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    let from_json = json_report(&["-f", a.to_str().unwrap(), "-f", b.to_str().unwrap()]);
+    assert_eq!(from_json.0, from_yaml.0);
+    assert_eq!(rules(&from_json.1), rules(&from_yaml.1));
+    assert!(!rules(&from_json.1).is_empty());
+    assert_eq!(from_json.1["summary"], from_yaml.1["summary"]);
+
+    let config_map = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap"});
+    std::fs::write(&b, list_of(vec![crd("widgets-b.yaml"), config_map])).unwrap();
+    let out = plugin()
+        .args(["schema-diff", "-f", "widgets-a.yaml", "-f"])
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{} items[1]: is a ConfigMap (v1)", b.display())),
+        "{stderr}"
+    );
+}
+
 /// Files with the same bytes are parsed once and share what was found in them; files of the
 /// same length that differ must not, and a bad file is reported under its own name even when
 /// an identical one is in an earlier source.

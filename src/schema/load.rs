@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 
+use super::json_list;
 use super::model::{self, ApiDef, Origin, RefResolver, SchemaError, SourceSchemas, VersionDef};
 use super::stored::StoredApi;
 use crate::cluster::Cluster;
@@ -700,113 +701,41 @@ fn same_bytes(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// A JSON file that is a List of CRDs (as `kubectl get crds -o json` prints it), read as a
-/// stream: each item is parsed on its own and dropped once kept (see [`StoredApi`]), so that a
-/// list of 1,000 CRDs is never in memory whole (as text and as a tree it took gigabytes).
+/// A JSON file that is a List of CRDs (as `kubectl get crds -o json` prints it), read item by
+/// item (see [`json_list`]): each item is parsed on its own and dropped once kept (see
+/// [`StoredApi`]), so that a list of 1,000 CRDs is never in memory whole (as text and as a tree
+/// it took gigabytes).
 ///
 /// `None` for anything else (YAML, another kind of document, an OpenAPI document, a repeated
 /// key) and for any problem, down to the first error in an item: the caller then reads the
 /// file the ordinary way, which gives the same result and reports the same error as always.
-/// Every string is parsed (none skipped), so invalid UTF-8 anywhere is also such a problem.
+/// Every value is parsed (none skipped), so invalid UTF-8 anywhere is also such a problem.
 fn stream_json_list(
     file: &Path,
     name: &str,
     selection: &Selection,
 ) -> Option<BTreeMap<String, StoredApi>> {
-    use serde::de::{DeserializeSeed, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
-    use std::io::{BufRead, BufReader};
-
-    let mut reader = BufReader::with_capacity(1 << 16, std::fs::File::open(file).ok()?);
-    // Only a file whose first non-blank byte opens a JSON object (as parse_documents decides,
-    // and without the Unicode blanks it also skips, which JSON does not allow).
-    loop {
-        let buffer = reader.fill_buf().ok()?;
-        match buffer.iter().position(|b| !b" \t\r\n".contains(b)) {
-            Some(i) if buffer[i] == b'{' => break,
-            Some(_) => return None,
-            None if buffer.is_empty() => return None,
-            None => {
-                let n = buffer.len();
-                reader.consume(n);
-            }
+    let mut apis = BTreeMap::new();
+    let mut index = 0;
+    let outline = json_list::each_item(std::fs::File::open(file).ok()?, |bytes| {
+        let item: Value = serde_json::from_slice(bytes).ok()?;
+        if item.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+            return None;
         }
-    }
-
-    struct List<'a> {
-        name: &'a str,
-        selection: &'a Selection,
-        keys: std::collections::BTreeSet<String>,
-        kind: Option<Value>,
-        apis: BTreeMap<String, StoredApi>,
-    }
-
-    impl<'de> Visitor<'de> for &mut List<'_> {
-        type Value = ();
-
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a List of CustomResourceDefinitions")
+        let item_at = format!("{name} items[{index}]");
+        index += 1;
+        if let Some(api) = crd_from_value(&item, &item_at, selection).ok()? {
+            let stored = StoredApi::crd(&api);
+            apis.insert(api.name, stored);
         }
-
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-            while let Some(key) = map.next_key::<String>()? {
-                if !self.keys.insert(key.clone()) {
-                    return Err(A::Error::custom("a repeated key"));
-                }
-                match key.as_str() {
-                    "items" => map.next_value_seed(&mut *self)?,
-                    "kind" => self.kind = Some(map.next_value()?),
-                    // Parsed, not skipped: skipping would not check the strings' UTF-8.
-                    _ => drop(map.next_value::<Value>()?),
-                }
-            }
-            Ok(())
-        }
-
-        fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> Result<(), A::Error> {
-            let mut i = 0;
-            while let Some(item) = items.next_element::<Value>()? {
-                let item_at = format!("{} items[{i}]", self.name);
-                if item.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
-                    return Err(A::Error::custom("not a CRD"));
-                }
-                match crd_from_value(&item, &item_at, self.selection) {
-                    Ok(Some(api)) => {
-                        let stored = StoredApi::crd(&api);
-                        self.apis.insert(api.name, stored);
-                    }
-                    Ok(None) => {}
-                    Err(_) => return Err(A::Error::custom("an invalid CRD")),
-                }
-                i += 1;
-            }
-            Ok(())
-        }
-    }
-
-    impl<'de> DeserializeSeed<'de> for &mut List<'_> {
-        type Value = ();
-
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-            d.deserialize_seq(self)
-        }
-    }
-
-    let mut list = List {
-        name,
-        selection,
-        keys: Default::default(),
-        kind: None,
-        apis: BTreeMap::new(),
-    };
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    de.deserialize_map(&mut list).ok()?;
-    de.end().ok()?;
+        Some(())
+    })?;
     let is_list = matches!(
-        list.kind.as_ref().and_then(Value::as_str),
+        outline.kind.as_ref().and_then(Value::as_str),
         Some("List" | "CustomResourceDefinitionList")
     );
-    let openapi = list.keys.contains("openapi") && list.keys.contains("components");
-    (is_list && !openapi).then_some(list.apis)
+    let openapi = outline.keys.contains("openapi") && outline.keys.contains("components");
+    (is_list && !openapi).then_some(apis)
 }
 
 /// Reads a live cluster: one list call for all CRDs, and one OpenAPI v3 document per built-in

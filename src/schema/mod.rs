@@ -6,6 +6,7 @@
 //! printers ([`report`]).
 pub mod block_yaml;
 pub mod diff;
+pub mod json_list;
 pub mod lcd;
 pub mod load;
 pub mod model;

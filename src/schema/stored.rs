@@ -123,9 +123,16 @@ impl Packed {
 
     /// A parsed API, packed.
     pub fn api(api: &ApiDef) -> Packed {
-        let mut out = Vec::new();
-        api.pack(&mut out);
-        Packed(out.into())
+        // Packed into a buffer kept per thread, then copied once at its final size: growing a
+        // fresh buffer for each API had the kernel zero pages for every step of its growth.
+        thread_local! {
+            static PACKING: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        PACKING.with_borrow_mut(|out| {
+            out.clear();
+            api.pack(out);
+            Packed(out.as_slice().into())
+        })
     }
 
     pub fn unpack_api(&self) -> ApiDef {

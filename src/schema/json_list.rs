@@ -1,0 +1,415 @@
+//! Reading a large JSON object, such as the List that `kubectl get crds -o json` prints, one
+//! member (and one `items` element) at a time.
+//!
+//! serde_json reads from a slice several times faster than from a reader: it finds the ends of
+//! strings and blanks by searching a slice, but takes a reader's bytes one at a time. So each
+//! value's bytes are found first (by its brackets and strings, in a buffer that holds little
+//! more than that value) and then given to serde_json as a slice, which checks them in full.
+//!
+//! Anything this reader does not understand, down to the first syntax error, ends it with
+//! `None`: the caller then reads the text the ordinary way, which gives the same result or
+//! reports the error as always.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+
+use serde_json::Value;
+
+/// What the object held besides its `items`.
+pub struct Outline {
+    /// Every member's key, in order of appearance (each once: a repeated key ends the read).
+    pub keys: BTreeSet<String>,
+    /// The value of the `kind` member, if any.
+    pub kind: Option<Value>,
+}
+
+/// Nesting this deep inside one value is left to the ordinary reader: serde_json limits the
+/// nesting of a whole text (128), and a value inside the List starts two levels down.
+const MAX_DEPTH: usize = 100;
+
+/// How much is read at a time.
+const CHUNK: u64 = 1 << 16;
+
+/// Reads the JSON object in `reader`, handing each element of its `items` array (its bytes
+/// without blanks, a complete JSON value) to `item`, which may stop the read with `None`. The other
+/// members are parsed, and only the `kind` is kept.
+///
+/// `None` when the text is not a single JSON object with an array as `items` (if present), has
+/// a repeated key, a syntax error or anything else but blanks after the object, or cannot be
+/// read.
+pub fn each_item(reader: impl Read, item: impl FnMut(&[u8]) -> Option<()>) -> Option<Outline> {
+    each_item_read_by(reader, CHUNK, item)
+}
+
+/// [`each_item`], reading `chunk` bytes at a time.
+fn each_item_read_by(
+    reader: impl Read,
+    chunk: u64,
+    mut item: impl FnMut(&[u8]) -> Option<()>,
+) -> Option<Outline> {
+    let mut text = Pieces {
+        reader,
+        chunk,
+        buffer: Vec::with_capacity(2 * chunk as usize),
+        at: 0,
+        compact: Vec::new(),
+        failed: false,
+    };
+    let mut outline = Outline {
+        keys: BTreeSet::new(),
+        kind: None,
+    };
+    text.expect(b'{')?;
+    if text.blank_then()? == b'}' {
+        text.at += 1;
+    } else {
+        loop {
+            text.value()?;
+            let key: String = serde_json::from_slice(&text.compact).ok()?;
+            text.expect(b':')?;
+            if key == "items" {
+                text.expect(b'[')?;
+                if text.blank_then()? == b']' {
+                    text.at += 1;
+                } else {
+                    loop {
+                        text.forget_read();
+                        text.value()?;
+                        item(&text.compact)?;
+                        if text.comma_or(b']')? {
+                            break;
+                        }
+                    }
+                }
+            } else {
+                text.value()?;
+                let value: Value = serde_json::from_slice(&text.compact).ok()?;
+                if key == "kind" {
+                    outline.kind = Some(value);
+                }
+            }
+            if !outline.keys.insert(key) {
+                return None;
+            }
+            if text.comma_or(b'}')? {
+                break;
+            }
+            text.forget_read();
+        }
+    }
+    // Only blanks may follow, to the end.
+    match text.blank_then() {
+        None if !text.failed => Some(outline),
+        _ => None,
+    }
+}
+
+/// The text being read: `buffer[at..]` is what has been read but not yet looked at.
+struct Pieces<R> {
+    reader: R,
+    chunk: u64,
+    buffer: Vec<u8>,
+    at: usize,
+    /// The last value read, without blanks.
+    compact: Vec<u8>,
+    failed: bool,
+}
+
+/// Whether `byte` may be part of a number, `true`, `false` or `null`.
+fn in_scalar(byte: u8) -> bool {
+    byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'-' | b'.')
+}
+
+impl<R: Read> Pieces<R> {
+    /// Reads more onto the buffer; false at the end of the text or when it cannot be read.
+    fn more(&mut self) -> bool {
+        match (&mut self.reader)
+            .take(self.chunk)
+            .read_to_end(&mut self.buffer)
+        {
+            Ok(n) => n > 0,
+            Err(_) => {
+                self.failed = true;
+                false
+            }
+        }
+    }
+
+    /// Drops what has been looked at, so that the buffer holds about one value at a time.
+    fn forget_read(&mut self) {
+        if self.at >= self.chunk as usize {
+            self.buffer.drain(..self.at);
+            self.at = 0;
+        }
+    }
+
+    /// The byte at `index`, reading on as needed; `None` past the end.
+    fn byte(&mut self, index: usize) -> Option<u8> {
+        while index >= self.buffer.len() {
+            if !self.more() {
+                return None;
+            }
+        }
+        Some(self.buffer[index])
+    }
+
+    /// Skips blanks (JSON's four), to the next byte, which is not consumed.
+    fn blank_then(&mut self) -> Option<u8> {
+        loop {
+            if let Some(skip) = self.buffer[self.at..]
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                self.at += skip;
+                return Some(self.buffer[self.at]);
+            }
+            self.at = self.buffer.len();
+            if !self.more() {
+                return None;
+            }
+        }
+    }
+
+    /// Consumes `byte` after any blanks.
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.blank_then()? == byte).then(|| self.at += 1)
+    }
+
+    /// Consumes a comma (false: more follows) or `close` (true) after any blanks.
+    fn comma_or(&mut self, close: u8) -> Option<bool> {
+        let next = self.blank_then()?;
+        self.at += 1;
+        match next {
+            b',' => Some(false),
+            b if b == close => Some(true),
+            _ => None,
+        }
+    }
+
+    /// Consumes the value that starts after any blanks, leaving its bytes in `self.value`
+    /// without the blanks between its tokens.
+    ///
+    /// Only brackets, strings and blanks are followed here; serde_json checks the rest when it
+    /// parses the bytes (a stray `]` for a `}` included). Blanks are dropped because serde_json
+    /// skips them one at a time, and pretty-printed JSON is mostly indentation. Dropping them
+    /// changes nothing, except between two scalars (`[1 2]` would read as `[12]`), which is
+    /// never valid JSON and so ends the read.
+    fn value(&mut self) -> Option<()> {
+        self.blank_then()?;
+        self.compact.clear();
+        let mut index = self.at;
+        let mut depth = 0;
+        loop {
+            let byte = self.byte(index)?;
+            match byte {
+                b'"' => {
+                    let end = self.string_end(index)?;
+                    self.compact.extend_from_slice(&self.buffer[index..end]);
+                    index = end;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    if depth > MAX_DEPTH {
+                        return None;
+                    }
+                    self.compact.push(byte);
+                    index += 1;
+                }
+                b'}' | b']' => {
+                    depth = usize::checked_sub(depth, 1)?;
+                    self.compact.push(byte);
+                    index += 1;
+                }
+                b' ' | b'\t' | b'\r' | b'\n' => {
+                    index = self.blanks_end(index)?;
+                    let next = self.byte(index)?;
+                    if self.compact.last().is_some_and(|&b| in_scalar(b)) && in_scalar(next) {
+                        return None;
+                    }
+                    continue;
+                }
+                // A number, true, false or null at the top, up to what may follow it.
+                _ if depth == 0 => {
+                    while !matches!(
+                        self.byte(index)?,
+                        b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n'
+                    ) {
+                        index += 1;
+                    }
+                    self.compact.extend_from_slice(&self.buffer[self.at..index]);
+                }
+                _ => {
+                    // Inside brackets: scalars, colons and commas, up to what follows them.
+                    let rest = &self.buffer[index..];
+                    let run = rest
+                        .iter()
+                        .position(|b| {
+                            matches!(
+                                b,
+                                b'"' | b'{' | b'}' | b'[' | b']' | b' ' | b'\t' | b'\r' | b'\n'
+                            )
+                        })
+                        .unwrap_or(rest.len());
+                    self.compact.extend_from_slice(&rest[..run]);
+                    index += run;
+                    continue;
+                }
+            }
+            if depth == 0 {
+                self.at = index;
+                return Some(());
+            }
+        }
+    }
+
+    /// The index just after the blanks that start at `index` (reading on as needed; `None` at
+    /// the end of the text). Indentation is mostly spaces, skipped eight at a time.
+    fn blanks_end(&mut self, mut index: usize) -> Option<usize> {
+        loop {
+            self.byte(index)?;
+            let rest = &self.buffer[index..];
+            let mut skip = 0;
+            loop {
+                while rest.len() - skip >= 8 && rest[skip..skip + 8] == [b' '; 8] {
+                    skip += 8;
+                }
+                match rest.get(skip) {
+                    Some(b' ' | b'\t' | b'\r' | b'\n') => skip += 1,
+                    Some(_) => return Some(index + skip),
+                    None => break,
+                }
+            }
+            index += skip;
+        }
+    }
+
+    /// The index just after the string that opens at `open`.
+    fn string_end(&mut self, open: usize) -> Option<usize> {
+        let mut index = open + 1;
+        loop {
+            self.byte(index)?;
+            match memchr::memchr2(b'"', b'\\', &self.buffer[index..]) {
+                Some(found) if self.buffer[index + found] == b'"' => {
+                    return Some(index + found + 1);
+                }
+                // An escape: the byte after the backslash never ends the string.
+                Some(found) => index += found + 2,
+                None => index = self.buffer.len(),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// Items and outline, which must not depend on how much is read at a time.
+    fn read(text: &str) -> Option<(Vec<Value>, Vec<String>, Option<Value>)> {
+        let mut results = [1, 2, 3, 7, CHUNK].map(|chunk| {
+            let mut items = Vec::new();
+            let outline = each_item_read_by(text.as_bytes(), chunk, |bytes| {
+                items.push(serde_json::from_slice(bytes).ok()?);
+                Some(())
+            })?;
+            Some((items, outline.keys.into_iter().collect(), outline.kind))
+        });
+        assert!(
+            results.windows(2).all(|w| w[0] == w[1]),
+            "{text:?} read in pieces: {results:?}"
+        );
+        results[0].take()
+    }
+
+    #[test]
+    fn a_pretty_list_gives_its_items_and_kind() {
+        let list = json!({
+            "apiVersion": "v1",
+            "items": [{"a": "x]}\"\\", "b": [1, {"c": null}]}, "s", 1.5e3, true, [], {}],
+            "kind": "List",
+            "metadata": {"resourceVersion": ""},
+        });
+        for text in [
+            serde_json::to_string(&list).unwrap(),
+            serde_json::to_string_pretty(&list).unwrap() + "\n\n",
+        ] {
+            let (items, keys, kind) = read(&text).unwrap();
+            assert_eq!(Value::Array(items), list["items"]);
+            assert_eq!(keys, ["apiVersion", "items", "kind", "metadata"]);
+            assert_eq!(kind, Some(json!("List")));
+        }
+        assert_eq!(read(" {} ").unwrap(), (vec![], vec![], None));
+        assert_eq!(read(r#"{"items":[]}"#).unwrap().0, Vec::<Value>::new());
+        let spaced =
+            read(" { \"items\" : [ 1 , [ true ,\r\n\tnull ] , \" a \" ] , \"kind\" : 2 } \n");
+        assert_eq!(
+            spaced.unwrap(),
+            (
+                vec![json!(1), json!([true, null]), json!(" a ")],
+                vec!["items".into(), "kind".into()],
+                Some(json!(2))
+            )
+        );
+    }
+
+    #[test]
+    fn anything_else_is_left_to_the_ordinary_reader() {
+        for text in [
+            "",
+            "[]",
+            "{",
+            r#"{"items":{}}"#,
+            r#"{"items":[1,]}"#,
+            r#"{"items":[1 2]}"#,
+            r#"{"items":[{"a":1]]}"#,
+            r#"{"a":1,}"#,
+            r#"{"a":1}x"#,
+            r#"{"a":1}{}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a" 1}"#,
+            r#"{a:1}"#,
+            r#"{"a":tru}"#,
+            "{\"a\":\"\u{1}\"}",
+            r#"{"a":"\q"}"#,
+            r#"{"items":["unterminated]}"#,
+            r#"{"items":[1 2]}"#,
+            r#"{"items":[{"a":tr ue}]}"#,
+            r#"{"items":[-1 .5]}"#,
+            r#"{"kind":nu ll}"#,
+        ] {
+            assert_eq!(read(text), None, "{text:?}");
+        }
+        let deep = format!("{{\"items\":[{}{}]}}", "[".repeat(101), "]".repeat(101));
+        assert_eq!(read(&deep), None);
+        let stopped = each_item(r#"{"items":[1,2]}"#.as_bytes(), |_| None);
+        assert!(stopped.is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn members_and_items_come_back_as_serde_json_reads_them(
+            members in proptest::collection::btree_map(
+                "(?s).{0,6}", crate::output::tests::json_value(), 0..5),
+            items in proptest::collection::vec(crate::output::tests::json_value(), 0..5),
+            pretty: bool,
+        ) {
+            let mut object: serde_json::Map<String, Value> = members.into_iter().collect();
+            object.insert("items".into(), Value::Array(items.clone()));
+            let object = Value::Object(object);
+            let text = if pretty {
+                serde_json::to_string_pretty(&object).unwrap()
+            } else {
+                serde_json::to_string(&object).unwrap()
+            };
+            // What serde_json reads back, which is not always what it wrote (floats).
+            let object: Value = serde_json::from_str(&text).unwrap();
+            let (read_items, keys, kind) = read(&text).unwrap();
+            proptest::prop_assert_eq!(&Value::Array(read_items), &object["items"]);
+            let expected: BTreeSet<String> = object.as_object().unwrap().keys().cloned().collect();
+            let expected: Vec<String> = expected.into_iter().collect();
+            proptest::prop_assert_eq!(keys, expected);
+            proptest::prop_assert_eq!(kind, object.get("kind").cloned());
+        }
+    }
+}
