@@ -462,6 +462,95 @@ fn json_lists_of_crds_read_as_their_yaml_files() {
     );
 }
 
+/// Lists from different clusters differ in each item's metadata and status even where the CRD
+/// is the same; a spec read once serves every such item, but never one whose metadata makes it
+/// a different (or an invalid) CRD.
+#[test]
+fn a_crd_spec_seen_in_several_json_lists_keeps_each_items_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let widgets: Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(data("widgets-a.yaml")).unwrap()).unwrap();
+    let name = widgets["metadata"]["name"].as_str().unwrap().to_string();
+    let item = |uid: &str, metadata_name: &str, approved: Option<&str>| {
+        let mut crd = widgets.clone();
+        crd["metadata"]["uid"] = uid.into();
+        crd["metadata"]["name"] = metadata_name.into();
+        if let Some(approved) = approved {
+            crd["metadata"]["annotations"] =
+                serde_json::json!({"api-approved.kubernetes.io": approved});
+        }
+        crd["status"] = serde_json::json!({"storedVersions": [uid]});
+        crd
+    };
+    let write = |file: &str, items: Vec<Value>| {
+        let list = serde_json::json!({"apiVersion": "v1", "items": items, "kind": "List"});
+        let path = dir.path().join(file);
+        std::fs::write(&path, serde_json::to_string_pretty(&list).unwrap()).unwrap();
+        path.display().to_string()
+    };
+    let a = write("a.json", vec![item("1", &name, None)]);
+    let b = write("b.json", vec![item("2", &name, None)]);
+    let c = write("c.json", vec![item("3", &name, None)]);
+    let (code, report) = json_report(&["-f", &a, "-f", &b, "-f", &c, "--fail-on", "any"]);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["apis"][0]["name"], name.as_str());
+    assert_eq!(report["apis"][0]["presence"].as_array().unwrap().len(), 3);
+
+    // The same spec under another name is not that CRD, and not a valid one. (Items of one
+    // List are read in order, so the valid one is seen first.)
+    let wrong = write(
+        "wrong.json",
+        vec![item("4", &name, None), item("5", "wrong.example.com", None)],
+    );
+    let out = plugin()
+        .args(["schema-diff", "-f", &a, "-f", &wrong])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{wrong} items[1] (wrong.example.com): metadata.name"
+        )),
+        "{stderr}"
+    );
+
+    // The API approval is metadata too, and the LCD carries it when a source has it. The
+    // same CRD without it comes first in the List (a later item of a name replaces an earlier
+    // one).
+    let approved = write(
+        "approved.json",
+        vec![
+            item("6", &name, None),
+            item("7", &name, Some("https://example.com/pull/1")),
+        ],
+    );
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            &a,
+            "-f",
+            &approved,
+            "-f",
+            &b,
+            "--lcd",
+            "-o",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lcd: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let approval = &lcd["items"][0]["metadata"]["annotations"]["api-approved.kubernetes.io"];
+    assert_eq!(approval, "https://example.com/pull/1", "{lcd:#}");
+}
+
 /// Files with the same bytes are parsed once and share what was found in them; files of the
 /// same length that differ must not, and a bad file is reported under its own name even when
 /// an identical one is in an earlier source.

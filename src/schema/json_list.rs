@@ -47,61 +47,41 @@ fn each_item_read_by(
     chunk: u64,
     mut item: impl FnMut(&[u8]) -> Option<()>,
 ) -> Option<Outline> {
-    let mut text = Pieces {
-        reader,
-        chunk,
-        buffer: Vec::with_capacity(2 * chunk as usize),
-        at: 0,
-        compact: Vec::new(),
-        failed: false,
-    };
-    let mut outline = Outline {
-        keys: BTreeSet::new(),
-        kind: None,
-    };
-    text.expect(b'{')?;
-    if text.blank_then()? == b'}' {
-        text.at += 1;
-    } else {
-        loop {
-            text.value()?;
-            let key: String = serde_json::from_slice(&text.compact).ok()?;
-            text.expect(b':')?;
-            if key == "items" {
-                text.expect(b'[')?;
-                if text.blank_then()? == b']' {
-                    text.at += 1;
-                } else {
-                    loop {
-                        text.forget_read();
-                        text.value()?;
-                        item(&text.compact)?;
-                        if text.comma_or(b']')? {
-                            break;
-                        }
-                    }
-                }
-            } else {
+    let mut kind = None;
+    let keys = Pieces::new(reader, chunk).object(|text, key| {
+        if key == "items" {
+            text.expect(b'[')?;
+            if text.blank_then()? == b']' {
+                text.at += 1;
+                return Some(());
+            }
+            loop {
+                text.forget_read();
                 text.value()?;
-                let value: Value = serde_json::from_slice(&text.compact).ok()?;
-                if key == "kind" {
-                    outline.kind = Some(value);
+                item(&text.compact)?;
+                if text.comma_or(b']')? {
+                    return Some(());
                 }
             }
-            if !outline.keys.insert(key) {
-                return None;
-            }
-            if text.comma_or(b'}')? {
-                break;
-            }
-            text.forget_read();
         }
-    }
-    // Only blanks may follow, to the end.
-    match text.blank_then() {
-        None if !text.failed => Some(outline),
-        _ => None,
-    }
+        text.value()?;
+        let value: Value = serde_json::from_slice(&text.compact).ok()?;
+        if key == "kind" {
+            kind = Some(value);
+        }
+        Some(())
+    })?;
+    Some(Outline { keys, kind })
+}
+
+/// Calls `member` with the key and the bytes (without blanks) of each member of the JSON
+/// object in `object`, such as an item of a List. `None` as for [`each_item`].
+pub fn each_member(object: &[u8], mut member: impl FnMut(&str, &[u8]) -> Option<()>) -> Option<()> {
+    Pieces::new(object, object.len() as u64 + 1).object(|text, key| {
+        text.value()?;
+        member(key, &text.compact)
+    })?;
+    Some(())
 }
 
 /// The text being read: `buffer[at..]` is what has been read but not yet looked at.
@@ -121,6 +101,49 @@ fn in_scalar(byte: u8) -> bool {
 }
 
 impl<R: Read> Pieces<R> {
+    fn new(reader: R, chunk: u64) -> Self {
+        Pieces {
+            reader,
+            chunk,
+            buffer: Vec::with_capacity(chunk.min(2 * CHUNK) as usize),
+            at: 0,
+            compact: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// Reads the whole text as one JSON object, calling `member` with each key when the
+    /// member's value is next (it must consume it), and gives the keys, each of which may
+    /// appear once. Only blanks may follow the object.
+    fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &str) -> Option<()>,
+    ) -> Option<BTreeSet<String>> {
+        let mut keys = BTreeSet::new();
+        self.expect(b'{')?;
+        if self.blank_then()? == b'}' {
+            self.at += 1;
+        } else {
+            loop {
+                self.value()?;
+                let key: String = serde_json::from_slice(&self.compact).ok()?;
+                self.expect(b':')?;
+                member(self, &key)?;
+                if !keys.insert(key) {
+                    return None;
+                }
+                if self.comma_or(b'}')? {
+                    break;
+                }
+                self.forget_read();
+            }
+        }
+        match self.blank_then() {
+            None if !self.failed => Some(keys),
+            _ => None,
+        }
+    }
+
     /// Reads more onto the buffer; false at the end of the text or when it cannot be read.
     fn more(&mut self) -> bool {
         match (&mut self.reader)
@@ -384,6 +407,31 @@ mod tests {
         assert_eq!(read(&deep), None);
         let stopped = each_item(r#"{"items":[1,2]}"#.as_bytes(), |_| None);
         assert!(stopped.is_none());
+    }
+
+    #[test]
+    fn members_come_with_their_bytes_without_blanks() {
+        let mut members = Vec::new();
+        let read = each_member(br#"{"a": 1, "b" : {"c": [ 1, "x y" ]}} "#, |key, bytes| {
+            members.push((key.to_string(), String::from_utf8(bytes.to_vec()).unwrap()));
+            Some(())
+        });
+        assert_eq!(read, Some(()));
+        assert_eq!(
+            members,
+            [
+                ("a".into(), "1".into()),
+                ("b".into(), r#"{"c":[1,"x y"]}"#.into())
+            ]
+        );
+        for bad in [
+            &br#"{"a":1,"a":1}"#[..],
+            br#"{"a":1}]"#,
+            b"[1]",
+            br#"{"a":}"#,
+        ] {
+            assert_eq!(each_member(bad, |_, _| Some(())), None);
+        }
     }
 
     proptest::proptest! {

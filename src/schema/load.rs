@@ -2,9 +2,10 @@
 //! OpenAPI v3 documents, stdin) and live clusters (one CRD list call each, plus the OpenAPI v3
 //! documents of the built-in groups asked for). Parsing is pure; only [`load_cluster`] and the
 //! file reading touch the outside world.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
@@ -552,6 +553,7 @@ pub fn load_file_sources(paths: &[PathBuf], selection: &Selection) -> Result<Vec
     groups.extend(by_length.into_values().rev());
 
     let next_group = AtomicUsize::new(0);
+    let seen = SeenCrds::default();
     // At least one worker per source: a source may be one large file (a List of every CRD),
     // and three of them on two workers would leave a core idle for a third of the load.
     let workers = std::thread::available_parallelism()
@@ -570,7 +572,7 @@ pub fn load_file_sources(paths: &[PathBuf], selection: &Selection) -> Result<Vec
                     // (and zero) new pages for each, a tenth of the time of a large load.
                     let mut text = String::new();
                     while let Some(group) = groups.get(next_group.fetch_add(1, Ordering::Relaxed)) {
-                        load_group(group, &files, selection, &mut text, &mut done);
+                        load_group(group, &files, selection, &seen, &mut text, &mut done);
                     }
                     done
                 })
@@ -619,6 +621,7 @@ fn load_group(
     group: &[usize],
     files: &[PathBuf],
     selection: &Selection,
+    seen: &SeenCrds,
     text: &mut String,
     done: &mut Vec<(usize, Result<BTreeMap<String, StoredApi>>)>,
 ) {
@@ -635,7 +638,7 @@ fn load_group(
             });
         let result = match same {
             Some(apis) => Ok(apis.clone()),
-            None => load_one_file(path, selection, text),
+            None => load_one_file(path, selection, seen, text),
         };
         done.push((index, result));
     }
@@ -645,6 +648,7 @@ fn load_group(
 fn load_one_file(
     file: &Path,
     selection: &Selection,
+    seen: &SeenCrds,
     text: &mut String,
 ) -> Result<BTreeMap<String, StoredApi>> {
     use std::io::Read;
@@ -654,7 +658,7 @@ fn load_one_file(
         file.display().to_string()
     };
     if file.as_os_str() != "-"
-        && let Some(found) = stream_json_list(file, &name, selection)
+        && let Some(found) = stream_json_list(file, &name, selection, seen)
     {
         return Ok(found);
     }
@@ -701,6 +705,40 @@ fn same_bytes(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// CRDs read from the items of JSON Lists, by their spec, shared by the workers. One CRD
+/// installed in several clusters has the same spec in each cluster's List (only its metadata
+/// and status differ), and its spec is then parsed once: the file-level match of
+/// [`load_file_sources`] never finds Lists of different clusters equal.
+///
+/// Specs are told apart by a 128-bit hash with keys drawn at random for each run, and not
+/// kept: the distinct specs of 1,000 CRDs come to tens of megabytes.
+#[derive(Default)]
+struct SeenCrds {
+    keys: [std::hash::RandomState; 2],
+    #[allow(clippy::type_complexity)]
+    by_spec: std::sync::Mutex<HashMap<(u64, u64), Arc<OnceLock<Option<SeenCrd>>>>>,
+}
+
+/// What the first item with a spec made of it, and the metadata it was read with: the API is
+/// only taken for an item with the same metadata name and API approval.
+struct SeenCrd {
+    name: Option<Value>,
+    api_approved: Option<Value>,
+    /// `None` when the CRD is not selected.
+    api: Option<StoredApi>,
+}
+
+impl SeenCrds {
+    /// The cell for a spec, which the first worker to ask fills while the others wait: they
+    /// would only have parsed the same spec.
+    fn cell(&self, spec: &[u8]) -> Arc<OnceLock<Option<SeenCrd>>> {
+        use std::hash::BuildHasher;
+        let key = (self.keys[0].hash_one(spec), self.keys[1].hash_one(spec));
+        let mut by_spec = self.by_spec.lock().expect("no worker panics holding it");
+        by_spec.entry(key).or_default().clone()
+    }
+}
+
 /// A JSON file that is a List of CRDs (as `kubectl get crds -o json` prints it), read item by
 /// item (see [`json_list`]): each item is parsed on its own and dropped once kept (see
 /// [`StoredApi`]), so that a list of 1,000 CRDs is never in memory whole (as text and as a tree
@@ -714,19 +752,63 @@ fn stream_json_list(
     file: &Path,
     name: &str,
     selection: &Selection,
+    seen: &SeenCrds,
 ) -> Option<BTreeMap<String, StoredApi>> {
     let mut apis = BTreeMap::new();
     let mut index = 0;
     let outline = json_list::each_item(std::fs::File::open(file).ok()?, |bytes| {
-        let item: Value = serde_json::from_slice(bytes).ok()?;
-        if item.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
-            return None;
-        }
         let item_at = format!("{name} items[{index}]");
         index += 1;
-        if let Some(api) = crd_from_value(&item, &item_at, selection).ok()? {
-            let stored = StoredApi::crd(&api);
-            apis.insert(api.name, stored);
+        // Every member but the spec is parsed: they are small, and parsing checks them.
+        let mut members = serde_json::Map::new();
+        let mut spec = None;
+        json_list::each_member(bytes, |key, value| {
+            if key == "spec" {
+                spec = Some(value.to_vec());
+            } else {
+                members.insert(key.to_string(), serde_json::from_slice(value).ok()?);
+            }
+            Some(())
+        })?;
+        fn text(v: Option<&Value>) -> Option<&str> {
+            v.and_then(Value::as_str)
+        }
+        if text(members.get("kind")) != Some("CustomResourceDefinition")
+            || text(members.get("apiVersion")) != Some("apiextensions.k8s.io/v1")
+        {
+            return None;
+        }
+        let spec = spec?;
+        let metadata = members.get("metadata");
+        let name = metadata.and_then(|m| m.get("name")).cloned();
+        let api_approved = metadata
+            .and_then(|m| m.pointer("/annotations/api-approved.kubernetes.io"))
+            .cloned();
+        let read = |members: serde_json::Map<String, Value>| {
+            let mut item = members;
+            item.insert("spec".into(), serde_json::from_slice(&spec).ok()?);
+            let api = crd_from_value(&Value::Object(item), &item_at, selection).ok()?;
+            Some(api.map(|api| StoredApi::crd(&api)))
+        };
+        let cell = seen.cell(&spec);
+        let mut members = Some(members);
+        let first = cell.get_or_init(|| {
+            Some(SeenCrd {
+                name: name.clone(),
+                api_approved: api_approved.clone(),
+                api: read(members.take()?)?,
+            })
+        });
+        let api = match (first, members) {
+            (Some(first), Some(_)) if first.name == name && first.api_approved == api_approved => {
+                first.api.clone()
+            }
+            (_, Some(members)) => read(members)?,
+            // This item filled the cell.
+            (first, None) => first.as_ref()?.api.clone(),
+        };
+        if let Some(api) = api {
+            apis.insert(name?.as_str()?.to_string(), api);
         }
         Some(())
     })?;
