@@ -37,7 +37,7 @@ const CHUNK: u64 = 1 << 16;
 /// `None` when the text is not a single JSON object with an array as `items` (if present), has
 /// a repeated key, a syntax error or anything else but blanks after the object, or cannot be
 /// read.
-pub fn each_item(reader: impl Read, item: impl FnMut(&[u8]) -> Option<()>) -> Option<Outline> {
+pub fn each_item(reader: impl Read, item: impl FnMut(Compact) -> Option<()>) -> Option<Outline> {
     each_item_read_by(reader, CHUNK, item)
 }
 
@@ -45,7 +45,7 @@ pub fn each_item(reader: impl Read, item: impl FnMut(&[u8]) -> Option<()>) -> Op
 fn each_item_read_by(
     reader: impl Read,
     chunk: u64,
-    mut item: impl FnMut(&[u8]) -> Option<()>,
+    mut item: impl FnMut(Compact) -> Option<()>,
 ) -> Option<Outline> {
     let mut kind = None;
     let keys = Pieces::new(reader, chunk).object(|text, key| {
@@ -58,7 +58,10 @@ fn each_item_read_by(
             loop {
                 text.forget_read();
                 text.value()?;
-                item(&text.compact)?;
+                item(Compact {
+                    bytes: &text.compact,
+                    commas: &text.commas,
+                })?;
                 if text.comma_or(b']')? {
                     return Some(());
                 }
@@ -74,14 +77,52 @@ fn each_item_read_by(
     Some(Outline { keys, kind })
 }
 
-/// Calls `member` with the key and the bytes (without blanks) of each member of the JSON
-/// object in `object`, such as an item of a List. `None` as for [`each_item`].
-pub fn each_member(object: &[u8], mut member: impl FnMut(&str, &[u8]) -> Option<()>) -> Option<()> {
-    Pieces::new(object, object.len() as u64 + 1).object(|text, key| {
-        text.value()?;
-        member(key, &text.compact)
-    })?;
-    Some(())
+/// One value of the text, without blanks.
+pub struct Compact<'a> {
+    pub bytes: &'a [u8],
+    /// Where the commas between its own members or elements are (not those nested deeper).
+    commas: &'a [usize],
+}
+
+impl Compact<'_> {
+    /// Calls `member` with the key and the bytes of each member of this value, which must be
+    /// an object (with no key repeated). `None` as for [`each_item`].
+    pub fn each_member(&self, mut member: impl FnMut(&str, &[u8]) -> Option<()>) -> Option<()> {
+        let inside = self.bytes.strip_prefix(b"{")?.strip_suffix(b"}")?;
+        if inside.is_empty() {
+            return Some(());
+        }
+        let mut keys = BTreeSet::new();
+        let mut start = 0;
+        // Commas are counted from the opening brace, which `inside` leaves out.
+        for end in self.commas.iter().map(|c| c - 1).chain([inside.len()]) {
+            let pair = inside.get(start..end)?;
+            let key_end = string_len(pair)?;
+            let key: String = serde_json::from_slice(&pair[..key_end]).ok()?;
+            let value = pair[key_end..].strip_prefix(b":")?;
+            member(&key, value)?;
+            if !keys.insert(key) {
+                return None;
+            }
+            start = end + 1;
+        }
+        Some(())
+    }
+}
+
+/// The length of the JSON string at the start of `bytes`, quotes included.
+fn string_len(bytes: &[u8]) -> Option<usize> {
+    let mut index = 1;
+    if bytes.first() != Some(&b'"') {
+        return None;
+    }
+    loop {
+        let found = memchr::memchr2(b'"', b'\\', bytes.get(index..)?)?;
+        if bytes[index + found] == b'"' {
+            return Some(index + found + 1);
+        }
+        index += found + 2;
+    }
 }
 
 /// The text being read: `buffer[at..]` is what has been read but not yet looked at.
@@ -92,6 +133,8 @@ struct Pieces<R> {
     at: usize,
     /// The last value read, without blanks.
     compact: Vec<u8>,
+    /// Where the commas of the last value's own members or elements are in `compact`.
+    commas: Vec<usize>,
     failed: bool,
 }
 
@@ -108,6 +151,7 @@ impl<R: Read> Pieces<R> {
             buffer: Vec::with_capacity(chunk.min(2 * CHUNK) as usize),
             at: 0,
             compact: Vec::new(),
+            commas: Vec::new(),
             failed: false,
         }
     }
@@ -220,6 +264,7 @@ impl<R: Read> Pieces<R> {
     fn value(&mut self) -> Option<()> {
         self.blank_then()?;
         self.compact.clear();
+        self.commas.clear();
         let mut index = self.at;
         let mut depth = 0;
         loop {
@@ -273,6 +318,10 @@ impl<R: Read> Pieces<R> {
                             )
                         })
                         .unwrap_or(rest.len());
+                    if depth == 1 {
+                        let commas = memchr::memchr_iter(b',', &rest[..run]);
+                        self.commas.extend(commas.map(|i| self.compact.len() + i));
+                    }
                     self.compact.extend_from_slice(&rest[..run]);
                     index += run;
                     continue;
@@ -332,8 +381,8 @@ mod tests {
     fn read(text: &str) -> Option<(Vec<Value>, Vec<String>, Option<Value>)> {
         let mut results = [1, 2, 3, 7, CHUNK].map(|chunk| {
             let mut items = Vec::new();
-            let outline = each_item_read_by(text.as_bytes(), chunk, |bytes| {
-                items.push(serde_json::from_slice(bytes).ok()?);
+            let outline = each_item_read_by(text.as_bytes(), chunk, |item| {
+                items.push(serde_json::from_slice(item.bytes).ok()?);
                 Some(())
             })?;
             Some((items, outline.keys.into_iter().collect(), outline.kind))
@@ -409,29 +458,48 @@ mod tests {
         assert!(stopped.is_none());
     }
 
+    /// The members of each item of `{"items": [items]}`, with the bytes of their values.
+    fn members(items: &str) -> Vec<Option<Vec<(String, String)>>> {
+        let mut found = Vec::new();
+        let list = format!(r#"{{"items": [{items}]}}"#);
+        each_item(list.as_bytes(), |item| {
+            let mut members = Vec::new();
+            let read = item.each_member(|key, bytes| {
+                members.push((key.to_string(), String::from_utf8(bytes.to_vec()).unwrap()));
+                Some(())
+            });
+            found.push(read.map(|()| members));
+            Some(())
+        })
+        .unwrap();
+        found
+    }
+
     #[test]
     fn members_come_with_their_bytes_without_blanks() {
-        let mut members = Vec::new();
-        let read = each_member(br#"{"a": 1, "b" : {"c": [ 1, "x y" ]}} "#, |key, bytes| {
-            members.push((key.to_string(), String::from_utf8(bytes.to_vec()).unwrap()));
-            Some(())
-        });
-        assert_eq!(read, Some(()));
+        let pairs = |pairs: &[(&str, &str)]| {
+            Some(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )
+        };
         assert_eq!(
-            members,
+            members(r#"{"a": 1, "b\",": {"c": [ 1, "x, y" ], "d": 2}, "e": "}"}, {}"#),
             [
-                ("a".into(), "1".into()),
-                ("b".into(), r#"{"c":[1,"x y"]}"#.into())
+                pairs(&[
+                    ("a", "1"),
+                    ("b\",", r#"{"c":[1,"x, y"],"d":2}"#),
+                    ("e", r#""}""#)
+                ]),
+                pairs(&[]),
             ]
         );
-        for bad in [
-            &br#"{"a":1,"a":1}"#[..],
-            br#"{"a":1}]"#,
-            b"[1]",
-            br#"{"a":}"#,
-        ] {
-            assert_eq!(each_member(bad, |_, _| Some(())), None);
-        }
+        assert_eq!(
+            members(r#"{"a":1,"a":1}, [1, 2], "s", {"a"}, {1:2}, {"a":1,"b"}"#),
+            [None, None, None, None, None, None]
+        );
     }
 
     proptest::proptest! {
@@ -458,6 +526,28 @@ mod tests {
             let expected: Vec<String> = expected.into_iter().collect();
             proptest::prop_assert_eq!(keys, expected);
             proptest::prop_assert_eq!(kind, object.get("kind").cloned());
+        }
+
+        #[test]
+        fn members_of_items_are_as_serde_json_reads_them(
+            item in proptest::collection::btree_map(
+                "(?s).{0,6}", crate::output::tests::json_value(), 0..5),
+            pretty: bool,
+        ) {
+            let item = Value::Object(item.into_iter().collect());
+            let text = if pretty {
+                serde_json::to_string_pretty(&item).unwrap()
+            } else {
+                serde_json::to_string(&item).unwrap()
+            };
+            let [members] = &members(&text)[..] else { panic!("one item") };
+            let members: serde_json::Map<String, Value> = members
+                .clone()
+                .unwrap()
+                .into_iter()
+                .map(|(k, v)| (k, serde_json::from_str(&v).unwrap()))
+                .collect();
+            proptest::prop_assert_eq!(Value::Object(members), serde_json::from_str::<Value>(&text).unwrap());
         }
     }
 }

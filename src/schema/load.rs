@@ -756,13 +756,13 @@ fn stream_json_list(
 ) -> Option<BTreeMap<String, StoredApi>> {
     let mut apis = BTreeMap::new();
     let mut index = 0;
-    let outline = json_list::each_item(std::fs::File::open(file).ok()?, |bytes| {
+    let outline = json_list::each_item(std::fs::File::open(file).ok()?, |item| {
         let item_at = format!("{name} items[{index}]");
         index += 1;
         // Every member but the spec is parsed: they are small, and parsing checks them.
         let mut members = serde_json::Map::new();
         let mut spec = None;
-        json_list::each_member(bytes, |key, value| {
+        item.each_member(|key, value| {
             if key == "spec" {
                 spec = Some(value.to_vec());
             } else {
