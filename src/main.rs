@@ -10,7 +10,15 @@ use kubectl_migrate::{commands, completion, error::exit};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `mi_option_purge_delay` in mimalloc v3's `mimalloc.h` (the bindings list v2's options).
+const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
 fn main() -> ExitCode {
+    // Freed memory stays with the process instead of going back to the OS after 10 ms: each
+    // phase of schema-diff frees what the last one built, and the kernel then zeroed it again,
+    // 2 MiB at a time, for a tenth of the CPU time. The peak (what is resident) is the same.
+    // SAFETY: sets a plain integer option; mimalloc reads options at any time.
+    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // kubectl's plugin completion runs `kubectl_complete-migrate WORDS...`, which calls this.
     if args
