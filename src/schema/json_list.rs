@@ -17,7 +17,7 @@ use serde_json::Value;
 
 /// What the object held besides its `items`.
 pub struct Outline {
-    /// Every member's key, in order of appearance (each once: a repeated key ends the read).
+    /// Every member's key (each appears once: a repeated key ends the read).
     pub keys: BTreeSet<String>,
     /// The value of the `kind` member, if any.
     pub kind: Option<Value>,
@@ -253,8 +253,8 @@ impl<R: Read> Pieces<R> {
         }
     }
 
-    /// Consumes the value that starts after any blanks, leaving its bytes in `self.value`
-    /// without the blanks between its tokens.
+    /// Consumes the value that starts after any blanks, leaving its bytes in `self.compact`
+    /// without the blanks between its tokens (and where its own commas are in `self.commas`).
     ///
     /// Only brackets, strings and blanks are followed here; serde_json checks the rest when it
     /// parses the bytes (a stray `]` for a `}` included). Blanks are dropped because serde_json

@@ -742,7 +742,8 @@ impl SeenCrds {
 /// A JSON file that is a List of CRDs (as `kubectl get crds -o json` prints it), read item by
 /// item (see [`json_list`]): each item is parsed on its own and dropped once kept (see
 /// [`StoredApi`]), so that a list of 1,000 CRDs is never in memory whole (as text and as a tree
-/// it took gigabytes).
+/// it took gigabytes). An item whose spec was seen before (see [`SeenCrds`]) takes what was made
+/// of it, if its metadata allows.
 ///
 /// `None` for anything else (YAML, another kind of document, an OpenAPI document, a repeated
 /// key) and for any problem, down to the first error in an item: the caller then reads the

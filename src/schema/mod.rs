@@ -247,10 +247,10 @@ pub async fn run(global: &GlobalArgs, args: &Args) -> Result<u8> {
         None => 0,
     };
     if args.lcd {
-        let comparison = Comparison::new(&sources, baseline, &valid, args.fail_on, true);
+        let comparison = Comparison::new(&sources, baseline, &valid, args.fail_on, Outcome::Lcd);
         return print_lcd(comparison, global.output);
     }
-    let report = compare(&sources, baseline, &valid, args.fail_on, false, args.all);
+    let report = compare(&sources, baseline, &valid, args.fail_on, args.all);
     output::print(&report, global.output)?;
     Ok(if report.summary.failing > 0 {
         exit::DIFFERENT
@@ -324,10 +324,9 @@ pub fn compare(
     baseline: usize,
     valid: &Valid,
     fail_on: FailOn,
-    with_lcd: bool,
     show_informational: bool,
 ) -> Report {
-    let mut comparison = Comparison::new(sources, baseline, valid, fail_on, with_lcd);
+    let mut comparison = Comparison::new(sources, baseline, valid, fail_on, Outcome::Findings);
     let apis: Vec<ApiReport> = comparison.run(|reports| reports.collect());
     let labels = comparison.labels;
     Report {
@@ -356,11 +355,21 @@ pub struct Comparison<'a> {
     baseline: usize,
     valid: &'a Valid,
     threshold: Option<Class>,
-    with_lcd: bool,
+    outcome: Outcome,
     labels: Vec<String>,
     names: Vec<&'a String>,
     /// Counts the reports consumed so far.
     pub summary: Summary,
+}
+
+/// What a [`Comparison`] works out for each API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The findings, for the report.
+    Findings,
+    /// The LCD alone: `--lcd` prints only that, and its exit code says only whether every API
+    /// has one, so the findings would be worked out for nothing.
+    Lcd,
 }
 
 /// Reports done ahead of the one being consumed, at most: enough to keep the cores busy, few
@@ -373,7 +382,7 @@ impl<'a> Comparison<'a> {
         baseline: usize,
         valid: &'a Valid,
         fail_on: FailOn,
-        with_lcd: bool,
+        outcome: Outcome,
     ) -> Comparison<'a> {
         let names: BTreeSet<&String> = sources.iter().flat_map(|s| s.apis.keys()).collect();
         Comparison {
@@ -381,7 +390,7 @@ impl<'a> Comparison<'a> {
             baseline,
             valid,
             threshold: fail_on.threshold(),
-            with_lcd,
+            outcome,
             labels: sources.iter().map(|s| s.label.clone()).collect(),
             names: names.into_iter().collect(),
             summary: Summary::default(),
@@ -471,12 +480,15 @@ impl<'a> Comparison<'a> {
         let defs: Vec<Option<&ApiDef>> = which.iter().map(|w| w.map(|k| &*parsed[k])).collect();
         let labels = &self.labels;
         let first = defs.iter().flatten().next().expect("some source has it");
-        let findings: Vec<FindingReport> = diff::diff_api(&defs, self.baseline)
-            .iter()
-            .filter(|f| !self.valid.ignore.contains(&f.rule()))
-            .map(|f| FindingReport::new(f, labels))
-            .collect();
-        let lcd = self.with_lcd.then(|| {
+        let findings: Vec<FindingReport> = match self.outcome {
+            Outcome::Findings => diff::diff_api(&defs, self.baseline)
+                .iter()
+                .filter(|f| !self.valid.ignore.contains(&f.rule()))
+                .map(|f| FindingReport::new(f, labels))
+                .collect(),
+            Outcome::Lcd => Vec::new(),
+        };
+        let lcd = (self.outcome == Outcome::Lcd).then(|| {
             let l = lcd::lcd_api(&defs, labels);
             LcdReport {
                 exists: l.conflicts.is_empty(),
