@@ -510,17 +510,21 @@ fn split_key(content: &str) -> Option<(&str, &str)> {
 
 /// A plain scalar's text without a trailing comment and spaces.
 fn strip_comment(rest: &str) -> &str {
-    let bytes = rest.as_bytes();
-    let cut = (1..bytes.len())
-        .find(|&i| bytes[i] == b'#' && bytes[i - 1] == b' ')
-        .map_or(rest.len(), |i| i - 1);
+    let cut = find_pair(rest, b' ', b'#').unwrap_or(rest.len());
     rest[..cut].trim_end_matches(' ')
 }
 
-/// Whether `text` holds byte `a` followed by byte `b` (a plain loop: the texts are short, and
-/// a substring search costs more to set up than to run here).
+/// Where `text` first holds byte `a` followed by byte `b` (a plain loop: the texts are short,
+/// and a substring search costs more to set up than to run here).
+fn find_pair(text: &str, a: u8, b: u8) -> Option<usize> {
+    text.as_bytes()
+        .windows(2)
+        .position(|w| w[0] == a && w[1] == b)
+}
+
+/// Whether `text` holds byte `a` followed by byte `b`.
 fn has_pair(text: &str, a: u8, b: u8) -> bool {
-    text.as_bytes().windows(2).any(|w| w[0] == a && w[1] == b)
+    find_pair(text, a, b).is_some()
 }
 
 /// Words a YAML 1.1 reader may take for a boolean, a null or a float.
