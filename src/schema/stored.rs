@@ -357,11 +357,8 @@ impl<T: Pack> Pack for BTreeMap<String, T> {
     }
     fn unpack(reader: &mut Reader<'_>) -> Self {
         let n = reader.len();
-        // Packed in key order, so the map is built from sorted entries at once.
         (0..n)
             .map(|_| (reader.string(), T::unpack(reader)))
-            .collect::<Vec<_>>()
-            .into_iter()
             .collect()
     }
 }
