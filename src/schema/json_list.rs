@@ -30,6 +30,10 @@ const MAX_DEPTH: usize = 100;
 /// How much is read at a time.
 const CHUNK: u64 = 1 << 16;
 
+/// How much is read first: enough to see whether the text opens an object at all (most files
+/// given are YAML), without a large buffer for each.
+const FIRST: u64 = 256;
+
 /// Reads the JSON object in `reader`, handing each element of its `items` array (its bytes
 /// without blanks, a complete JSON value) to `item`, which may stop the read with `None`. The other
 /// members are parsed, and only the `kind` is kept.
@@ -135,6 +139,8 @@ struct Pieces<R> {
     compact: Vec<u8>,
     /// Where the commas of the last value's own members or elements are in `compact`.
     commas: Vec<usize>,
+    /// Whether anything has been read yet.
+    started: bool,
     failed: bool,
 }
 
@@ -148,10 +154,11 @@ impl<R: Read> Pieces<R> {
         Pieces {
             reader,
             chunk,
-            buffer: Vec::with_capacity(chunk.min(2 * CHUNK) as usize),
+            buffer: Vec::new(),
             at: 0,
             compact: Vec::new(),
             commas: Vec::new(),
+            started: false,
             failed: false,
         }
     }
@@ -188,12 +195,16 @@ impl<R: Read> Pieces<R> {
         }
     }
 
-    /// Reads more onto the buffer; false at the end of the text or when it cannot be read.
+    /// Reads more onto the buffer (at first only a little); false at the end of the text or
+    /// when it cannot be read.
     fn more(&mut self) -> bool {
-        match (&mut self.reader)
-            .take(self.chunk)
-            .read_to_end(&mut self.buffer)
-        {
+        let size = if self.started {
+            self.chunk
+        } else {
+            self.chunk.min(FIRST)
+        };
+        self.started = true;
+        match (&mut self.reader).take(size).read_to_end(&mut self.buffer) {
             Ok(n) => n > 0,
             Err(_) => {
                 self.failed = true;
@@ -412,6 +423,9 @@ mod tests {
             assert_eq!(kind, Some(json!("List")));
         }
         assert_eq!(read(" {} ").unwrap(), (vec![], vec![], None));
+        // More blanks than the first read holds.
+        let late = format!("{}{{\"items\":[1]}}", " ".repeat(2 * FIRST as usize));
+        assert_eq!(read(&late).unwrap().0, [json!(1)]);
         assert_eq!(read(r#"{"items":[]}"#).unwrap().0, Vec::<Value>::new());
         let spaced =
             read(" { \"items\" : [ 1 , [ true ,\r\n\tnull ] , \" a \" ] , \"kind\" : 2 } \n");

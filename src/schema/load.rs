@@ -755,17 +755,9 @@ fn stream_json_list(
     selection: &Selection,
     seen: &SeenCrds,
 ) -> Option<BTreeMap<String, StoredApi>> {
-    use std::io::Read;
-    // Most files are YAML: a look at their start (and no large buffer) is enough for them.
-    let mut file = std::fs::File::open(file).ok()?;
-    let mut head = Vec::with_capacity(256);
-    (&mut file).take(256).read_to_end(&mut head).ok()?;
-    if head.iter().find(|b| !b" \t\r\n".contains(b)) != Some(&b'{') {
-        return None;
-    }
     let mut apis = BTreeMap::new();
     let mut index = 0;
-    let outline = json_list::each_item(head.chain(file), |item| {
+    let outline = json_list::each_item(std::fs::File::open(file).ok()?, |item| {
         let item_at = format!("{name} items[{index}]");
         index += 1;
         // Every member but the spec is parsed: they are small, and parsing checks them.
