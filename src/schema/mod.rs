@@ -480,24 +480,27 @@ impl<'a> Comparison<'a> {
         let defs: Vec<Option<&ApiDef>> = which.iter().map(|w| w.map(|k| &*parsed[k])).collect();
         let labels = &self.labels;
         let first = defs.iter().flatten().next().expect("some source has it");
-        let findings: Vec<FindingReport> = match self.outcome {
-            Outcome::Findings => diff::diff_api(&defs, self.baseline)
-                .iter()
-                .filter(|f| !self.valid.ignore.contains(&f.rule()))
-                .map(|f| FindingReport::new(f, labels))
-                .collect(),
-            Outcome::Lcd => Vec::new(),
-        };
-        let lcd = (self.outcome == Outcome::Lcd).then(|| {
-            let l = lcd::lcd_api(&defs, labels);
-            LcdReport {
-                exists: l.conflicts.is_empty(),
-                dropped: l.dropped,
-                conflicts: l.conflicts,
-                notes: l.notes,
-                manifest: l.manifest,
+        let (findings, lcd) = match self.outcome {
+            Outcome::Findings => {
+                let findings = diff::diff_api(&defs, self.baseline)
+                    .iter()
+                    .filter(|f| !self.valid.ignore.contains(&f.rule()))
+                    .map(|f| FindingReport::new(f, labels))
+                    .collect();
+                (findings, None)
             }
-        });
+            Outcome::Lcd => {
+                let l = lcd::lcd_api(&defs, labels);
+                let lcd = LcdReport {
+                    exists: l.conflicts.is_empty(),
+                    dropped: l.dropped,
+                    conflicts: l.conflicts,
+                    notes: l.notes,
+                    manifest: l.manifest,
+                };
+                (Vec::new(), Some(lcd))
+            }
+        };
         let presence = defs
             .iter()
             .zip(labels)
