@@ -264,10 +264,20 @@ async fn refusals_on_a_healthy_set_change_nothing() {
         "metadata": {"name": "data-web-0"},
         "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
     }));
-    Api::<k8s_openapi::api::core::v1::PersistentVolumeClaim>::namespaced(pair.b.clone(), &ns)
-        .create(&PostParams::default(), &claim)
-        .await
-        .unwrap();
+    let claims =
+        Api::<k8s_openapi::api::core::v1::PersistentVolumeClaim>::namespaced(pair.b.clone(), &ns);
+    claims.create(&PostParams::default(), &claim).await.unwrap();
+    // km-b's volume controller binds the new claim to a free PV of its pool, in several
+    // writes; the snapshot that proves the refusal changed nothing must come after them.
+    support::poll_until(
+        Duration::from_secs(60),
+        "the squatting claim bound in B",
+        || async {
+            let claim = claims.get("data-web-0").await.unwrap();
+            claim.status.and_then(|s| s.phase).as_deref() == Some("Bound")
+        },
+    )
+    .await;
     refused(
         &pair,
         migrate(&ns, &["--yes", "--copy-dependencies"]),
