@@ -11,7 +11,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::model::{AdditionalProperties, ApiDef, Schema, same_schema, short, version_priority};
+use super::model::{
+    AdditionalProperties, ApiDef, Schema, SchemaNode, same_schema, short, version_priority,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -709,7 +711,7 @@ impl Walker<'_> {
         }
         let values: Vec<Option<&Schema>> = nodes
             .iter()
-            .map(|n| n.and_then(Schema::map_values))
+            .map(|n| n.and_then(|n| n.map_values()))
             .collect();
         if let Some(b) = sub_baseline(&values, base) {
             self.node(&values, b, &format!("{path}.*"));
@@ -781,7 +783,7 @@ impl Walker<'_> {
                 .map(|n| n.and_then(|n| n.properties.get(name.as_str())))
                 .collect();
             let values: Vec<Option<String>> =
-                children.iter().map(|c| c.map(Schema::type_name)).collect();
+                children.iter().map(|c| c.map(|c| c.type_name())).collect();
             let base_child = children[base];
             for (i, node) in nodes.iter().enumerate() {
                 let Some(node) = node else { continue };
@@ -892,13 +894,14 @@ fn junctions(s: &Schema) -> Option<String> {
     if s.all_of.is_empty() && s.any_of.is_empty() && s.one_of.is_empty() && s.not.is_none() {
         return None;
     }
-    let j = Schema {
+    let j = SchemaNode {
         all_of: s.all_of.clone(),
         any_of: s.any_of.clone(),
         one_of: s.one_of.clone(),
         not: s.not.clone(),
-        ..Schema::default()
-    };
+        ..SchemaNode::default()
+    }
+    .into();
     Some(super::model::to_json(&j).to_string())
 }
 

@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::model::{
-    AdditionalProperties, ApiDef, CelRule, Schema, same_schema, to_json, version_priority,
+    AdditionalProperties, ApiDef, CelRule, Schema, SchemaNode, same_schema, to_json,
+    version_priority,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -532,16 +533,22 @@ impl LcdWalk<'_> {
         let patterns: BTreeSet<&String> = nodes.iter().filter_map(|n| n.pattern.as_ref()).collect();
         let mut patterns = patterns.into_iter();
         out.pattern = patterns.next().cloned();
-        extra.extend(patterns.map(|p| Schema {
-            pattern: Some(p.clone()),
-            ..Schema::default()
+        extra.extend(patterns.map(|p| {
+            SchemaNode {
+                pattern: Some(p.clone()),
+                ..SchemaNode::default()
+            }
+            .into()
         }));
         let formats: BTreeSet<&String> = nodes.iter().filter_map(|n| n.format.as_ref()).collect();
         let mut formats = formats.into_iter();
         out.format = formats.next().cloned();
-        extra.extend(formats.map(|f| Schema {
-            format: Some(f.clone()),
-            ..Schema::default()
+        extra.extend(formats.map(|f| {
+            SchemaNode {
+                format: Some(f.clone()),
+                ..SchemaNode::default()
+            }
+            .into()
         }));
         let multiples: Vec<f64> = {
             let mut m: Vec<f64> = nodes.iter().filter_map(|n| n.multiple_of).collect();
@@ -556,31 +563,43 @@ impl LcdWalk<'_> {
         };
         let mut multiples = multiples.into_iter();
         out.multiple_of = multiples.next();
-        extra.extend(multiples.map(|m| Schema {
-            multiple_of: Some(m),
-            ..Schema::default()
+        extra.extend(multiples.map(|m| {
+            SchemaNode {
+                multiple_of: Some(m),
+                ..SchemaNode::default()
+            }
+            .into()
         }));
         // Value validations: every source's, all of them.
         let mut junctions: Vec<Schema> = Vec::new();
         for n in nodes {
             junctions.extend(n.all_of.iter().cloned());
             if !n.any_of.is_empty() {
-                junctions.push(Schema {
-                    any_of: n.any_of.clone(),
-                    ..Schema::default()
-                });
+                junctions.push(
+                    SchemaNode {
+                        any_of: n.any_of.clone(),
+                        ..SchemaNode::default()
+                    }
+                    .into(),
+                );
             }
             if !n.one_of.is_empty() {
-                junctions.push(Schema {
-                    one_of: n.one_of.clone(),
-                    ..Schema::default()
-                });
+                junctions.push(
+                    SchemaNode {
+                        one_of: n.one_of.clone(),
+                        ..SchemaNode::default()
+                    }
+                    .into(),
+                );
             }
             if let Some(not) = &n.not {
-                junctions.push(Schema {
-                    not: Some(not.clone()),
-                    ..Schema::default()
-                });
+                junctions.push(
+                    SchemaNode {
+                        not: Some(not.clone()),
+                        ..SchemaNode::default()
+                    }
+                    .into(),
+                );
             }
         }
         junctions.extend(extra);
@@ -801,10 +820,11 @@ impl LcdWalk<'_> {
         self.outer_rules.truncate(outer_rules);
         // The API server wants every key of a map list required or defaulted. Where the
         // sources' defaults differ the LCD has none, so it requires the key instead.
-        if out.list_type.as_deref() == Some("map")
-            && let Some(items) = out.items.as_deref_mut()
+        let fields: &mut SchemaNode = &mut out;
+        if fields.list_type.as_deref() == Some("map")
+            && let Some(items) = fields.items.as_deref_mut()
         {
-            for key in &out.list_map_keys {
+            for key in &fields.list_map_keys {
                 if items
                     .properties
                     .get(key)

@@ -13,7 +13,7 @@ use serde_json::{Map, Number, Value};
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::model::{AdditionalProperties, ApiDef, CelRule, Schema, VersionDef};
+use super::model::{AdditionalProperties, ApiDef, CelRule, Schema, SchemaNode, VersionDef};
 
 /// One API of a source.
 #[derive(Debug, Clone)]
@@ -560,7 +560,7 @@ impl Pack for AdditionalProperties {
 impl Pack for Schema {
     fn pack(&self, out: &mut Vec<u8>) {
         // Destructured, so that a new field cannot be forgotten here.
-        let Schema {
+        let SchemaNode {
             type_,
             int_or_string,
             format,
@@ -597,7 +597,7 @@ impl Pack for Schema {
             one_of,
             not,
             extensions,
-        } = self;
+        } = &**self;
         FieldsOut::new(out)
             .option(type_)
             .flag(*int_or_string)
@@ -639,7 +639,7 @@ impl Pack for Schema {
     }
     fn unpack(reader: &mut Reader<'_>) -> Self {
         let mut f = FieldsIn::new(reader);
-        Schema {
+        SchemaNode {
             type_: f.option(),
             int_or_string: f.flag(),
             format: f.option(),
@@ -677,6 +677,7 @@ impl Pack for Schema {
             not: f.option(),
             extensions: f.many(),
         }
+        .into()
     }
 }
 
@@ -859,12 +860,15 @@ mod tests {
             field_path: Some(".n".into()),
             optional_old_self: Some(n.is_multiple_of(2)),
         };
-        let leaf = |n: u64| Schema {
-            type_: Some("integer".into()),
-            minimum: Some(n as f64),
-            ..Schema::default()
+        let leaf = |n: u64| -> Schema {
+            SchemaNode {
+                type_: Some("integer".into()),
+                minimum: Some(n as f64),
+                ..SchemaNode::default()
+            }
+            .into()
         };
-        let full = Schema {
+        let full: Schema = SchemaNode {
             type_: Some("object".into()),
             int_or_string: true,
             format: Some("date-time".into()),
@@ -901,7 +905,8 @@ mod tests {
             one_of: vec![leaf(8)],
             not: Some(Box::new(leaf(9))),
             extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
-        };
+        }
+        .into();
         let mut nested = full.clone();
         nested.additional_properties = Some(AdditionalProperties::Allowed(false));
         nested.properties.insert("full".into(), full.clone());

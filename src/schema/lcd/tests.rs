@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::schema::diff::{Class, diff_api};
 use crate::schema::load::{Selection, apis_from_documents, crd_from_value, parse_documents};
-use crate::schema::model::{ApiDef, Schema, parse_crd_schema};
+use crate::schema::model::{ApiDef, Schema, SchemaNode, parse_crd_schema};
 use crate::schema::validate::validate_object;
 
 const HEAD: &str = "apiVersion: apiextensions.k8s.io/v1
@@ -721,10 +721,10 @@ mod properties {
     const INTS: [i64; 6] = [-1, 0, 1, 2, 5, 7];
     const PATTERNS: [&str; 5] = ["^[a-z]+$", "^a", "b$", "^[a-c]*$", "^[0-9]+$"];
 
-    fn typed(t: &str) -> Schema {
-        Schema {
+    fn typed(t: &str) -> SchemaNode {
+        SchemaNode {
             type_: Some(t.into()),
-            ..Schema::default()
+            ..SchemaNode::default()
         }
     }
 
@@ -736,14 +736,17 @@ mod properties {
             proptest::option::weighted(0.3, select(PATTERNS.to_vec())),
             proptest::bool::weighted(0.15),
         )
-            .prop_map(|(values, max, min, pattern, nullable)| Schema {
-                enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
-                // Never below the minimum: the base schemas accept something.
-                max_length: max.map(|m| m + 1 + min.unwrap_or(0)),
-                min_length: min,
-                pattern: pattern.map(String::from),
-                nullable,
-                ..typed("string")
+            .prop_map(|(values, max, min, pattern, nullable)| {
+                SchemaNode {
+                    enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
+                    // Never below the minimum: the base schemas accept something.
+                    max_length: max.map(|m| m + 1 + min.unwrap_or(0)),
+                    min_length: min,
+                    pattern: pattern.map(String::from),
+                    nullable,
+                    ..typed("string")
+                }
+                .into()
             })
     }
 
@@ -755,16 +758,19 @@ mod properties {
             proptest::option::weighted(0.1, select(vec![2.0, 3.0])),
             proptest::bool::weighted(0.15),
         )
-            .prop_map(|(values, min, max, step, nullable)| Schema {
-                enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
-                minimum: min.map(|m| m.0 as f64),
-                exclusive_minimum: min.is_some_and(|m| m.1),
-                // At least two above the minimum, so integers remain between exclusive bounds.
-                maximum: max.map(|m| (m.0 + min.map_or(-2, |m| m.0)) as f64),
-                exclusive_maximum: max.is_some_and(|m| m.1),
-                multiple_of: step,
-                nullable,
-                ..typed("integer")
+            .prop_map(|(values, min, max, step, nullable)| {
+                SchemaNode {
+                    enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
+                    minimum: min.map(|m| m.0 as f64),
+                    exclusive_minimum: min.is_some_and(|m| m.1),
+                    // At least two above the minimum, so integers remain between exclusive bounds.
+                    maximum: max.map(|m| (m.0 + min.map_or(-2, |m| m.0)) as f64),
+                    exclusive_maximum: max.is_some_and(|m| m.1),
+                    multiple_of: step,
+                    nullable,
+                    ..typed("integer")
+                }
+                .into()
             })
     }
 
@@ -774,13 +780,16 @@ mod properties {
             proptest::option::weighted(0.3, (select(vec![1.0, 2.5, 10.0]), any::<bool>())),
             proptest::bool::weighted(0.15),
         )
-            .prop_map(|(min, max, nullable)| Schema {
-                minimum: min.map(|m| m.0),
-                exclusive_minimum: min.is_some_and(|m| m.1),
-                maximum: max.map(|m| m.0),
-                exclusive_maximum: max.is_some_and(|m| m.1),
-                nullable,
-                ..typed("number")
+            .prop_map(|(min, max, nullable)| {
+                SchemaNode {
+                    minimum: min.map(|m| m.0),
+                    exclusive_minimum: min.is_some_and(|m| m.1),
+                    maximum: max.map(|m| m.0),
+                    exclusive_maximum: max.is_some_and(|m| m.1),
+                    nullable,
+                    ..typed("number")
+                }
+                .into()
             })
     }
 
@@ -789,14 +798,14 @@ mod properties {
             3 => string_leaf(),
             2 => integer_leaf(),
             1 => number_leaf(),
-            1 => proptest::bool::weighted(0.15).prop_map(|nullable| Schema {
+            1 => proptest::bool::weighted(0.15).prop_map(|nullable| SchemaNode {
                 nullable,
                 ..typed("boolean")
-            }),
-            1 => Just(Schema {
+            }.into()),
+            1 => Just(SchemaNode {
                 int_or_string: true,
-                ..Schema::default()
-            }),
+                ..SchemaNode::default()
+            }.into()),
         ]
     }
 
@@ -834,7 +843,7 @@ mod properties {
                     .filter(|(n, r)| *r && properties.contains_key(**n))
                     .map(|(n, _)| n.to_string())
                     .collect();
-                Schema {
+                SchemaNode {
                     properties,
                     required,
                     preserve_unknown_fields: preserve,
@@ -843,6 +852,7 @@ mod properties {
                     max_properties: max,
                     ..typed("object")
                 }
+                .into()
             })
             .boxed()
     }
@@ -858,12 +868,15 @@ mod properties {
             select(vec![None, Some("atomic"), Some("set")]),
             bounds.clone(),
         )
-            .prop_map(|(items, list_type, (min, max))| Schema {
-                items: Some(Box::new(items)),
-                list_type: list_type.map(String::from),
-                min_items: min,
-                max_items: max,
-                ..typed("array")
+            .prop_map(|(items, list_type, (min, max))| {
+                SchemaNode {
+                    items: Some(Box::new(items)),
+                    list_type: list_type.map(String::from),
+                    min_items: min,
+                    max_items: max,
+                    ..typed("array")
+                }
+                .into()
             });
         let objects = (
             object(depth),
@@ -873,12 +886,14 @@ mod properties {
             .prop_map(|(mut items, list_type, (min, max))| {
                 let mut list_map_keys = Vec::new();
                 if list_type == Some("map") {
-                    items.properties.insert("name".into(), typed("string"));
+                    items
+                        .properties
+                        .insert("name".into(), typed("string").into());
                     items.required.push("name".into());
                     items.required.sort();
                     list_map_keys.push("name".to_string());
                 }
-                Schema {
+                SchemaNode {
                     items: Some(Box::new(items)),
                     list_type: list_type.map(String::from),
                     list_map_keys,
@@ -886,6 +901,7 @@ mod properties {
                     max_items: max,
                     ..typed("array")
                 }
+                .into()
             });
         prop_oneof![2 => scalars, 1 => objects].boxed()
     }
@@ -895,10 +911,13 @@ mod properties {
             prop_oneof![3 => leaf().boxed(), 1 => object(depth)],
             proptest::option::weighted(0.2, 1u64..4),
         )
-            .prop_map(|(values, max)| Schema {
-                additional_properties: Some(AdditionalProperties::Schema(Box::new(values))),
-                max_properties: max,
-                ..typed("object")
+            .prop_map(|(values, max)| {
+                SchemaNode {
+                    additional_properties: Some(AdditionalProperties::Schema(Box::new(values))),
+                    max_properties: max,
+                    ..typed("object")
+                }
+                .into()
             })
             .boxed()
     }
