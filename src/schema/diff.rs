@@ -704,7 +704,7 @@ impl Walker<'_> {
         // Array items and map values.
         let items: Vec<Option<&Schema>> = nodes
             .iter()
-            .map(|n| n.and_then(|n| n.items.as_deref()))
+            .map(|n| n.and_then(|n| n.items.as_ref()))
             .collect();
         if let Some(b) = sub_baseline(&items, base) {
             self.node(&items, b, &format!("{path}[*]"));

@@ -343,7 +343,7 @@ fn merge_keeps(s: &Schema) -> bool {
         s.keeps_unknown_fields() || s.required.iter().all(|r| s.properties.contains_key(r));
     // Merging requires a map list's keys that have no default (built-in types have some).
     let map_keys_settled = s.list_type.as_deref() != Some("map")
-        || s.items.as_deref().is_none_or(|items| {
+        || s.items.as_ref().is_none_or(|items| {
             s.list_map_keys.iter().all(|key| {
                 items
                     .properties
@@ -361,7 +361,7 @@ fn merge_keeps(s: &Schema) -> bool {
         && s.one_of.is_empty()
         && s.not.is_none()
         && s.properties.values().all(merge_keeps)
-        && s.items.as_deref().is_none_or(merge_keeps)
+        && s.items.as_ref().is_none_or(merge_keeps)
         && match &s.additional_properties {
             Some(AdditionalProperties::Schema(a)) => merge_keeps(a),
             _ => true,
@@ -663,10 +663,10 @@ impl LcdWalk<'_> {
                 .flat_map(|n| n.validations.iter().map(CelRule::key)),
         );
         // Array items.
-        let items: Vec<&Schema> = nodes.iter().filter_map(|n| n.items.as_deref()).collect();
+        let items: Vec<&Schema> = nodes.iter().filter_map(|n| n.items.as_ref()).collect();
         if !items.is_empty() {
             match self.node(&items, &format!("{path}[*]")) {
-                Ok(i) => out.items = Some(Box::new(i)),
+                Ok(i) => out.items = Some(i),
                 Err(r) => reasons.extend(r),
             }
         }
@@ -679,9 +679,7 @@ impl LcdWalk<'_> {
             if all_maps {
                 let values: Vec<&Schema> = nodes.iter().filter_map(|n| n.map_values()).collect();
                 match self.node(&values, &format!("{path}.*")) {
-                    Ok(v) => {
-                        out.additional_properties = Some(AdditionalProperties::Schema(Box::new(v)))
-                    }
+                    Ok(v) => out.additional_properties = Some(AdditionalProperties::Schema(v)),
                     Err(r) => reasons.extend(r),
                 }
             } else if nodes.iter().all(|n| {
@@ -822,7 +820,7 @@ impl LcdWalk<'_> {
         // sources' defaults differ the LCD has none, so it requires the key instead.
         let fields: &mut SchemaNode = &mut out;
         if fields.list_type.as_deref() == Some("map")
-            && let Some(items) = fields.items.as_deref_mut()
+            && let Some(items) = fields.items.as_mut()
         {
             for key in &fields.list_map_keys {
                 if items
@@ -871,7 +869,7 @@ fn rule_mentions(nodes: &[&Schema], outer_rules: &[String], name: &str) -> Optio
             .iter()
             .chain(&n.any_of)
             .chain(&n.one_of)
-            .chain(n.not.as_deref());
+            .chain(n.not.as_ref());
         for j in junctions {
             if mentions_property(j, name) {
                 return Some(format!("allOf/anyOf/oneOf/not mentions {name}"));
@@ -888,7 +886,7 @@ fn mentions_property(s: &Schema, name: &str) -> bool {
             .iter()
             .chain(&s.any_of)
             .chain(&s.one_of)
-            .chain(s.not.as_deref())
+            .chain(s.not.as_ref())
             .any(|j| mentions_property(j, name))
 }
 

@@ -67,7 +67,7 @@ pub struct SchemaNode {
     pub required: Vec<String>,
     pub properties: BTreeMap<String, Schema>,
     pub additional_properties: Option<AdditionalProperties>,
-    pub items: Option<Box<Schema>>,
+    pub items: Option<Schema>,
     pub preserve_unknown_fields: bool,
     pub embedded_resource: bool,
     pub list_type: Option<String>,
@@ -77,7 +77,7 @@ pub struct SchemaNode {
     pub all_of: Vec<Schema>,
     pub any_of: Vec<Schema>,
     pub one_of: Vec<Schema>,
-    pub not: Option<Box<Schema>>,
+    pub not: Option<Schema>,
     /// Other `x-kubernetes-*` extensions (patch strategy, merge key, ...): informational only.
     pub extensions: BTreeMap<String, Value>,
 }
@@ -93,7 +93,7 @@ pub enum AdditionalProperties {
     /// `additionalProperties: true/false`.
     Allowed(bool),
     /// A map whose values follow this schema.
-    Schema(Box<Schema>),
+    Schema(Schema),
 }
 
 /// One `x-kubernetes-validations` entry.
@@ -377,11 +377,11 @@ impl Parser<'_> {
                 "additionalProperties" => {
                     s.additional_properties = Some(match v {
                         Value::Bool(b) => AdditionalProperties::Allowed(*b),
-                        other => AdditionalProperties::Schema(Box::new(self.node(
+                        other => AdditionalProperties::Schema(self.node(
                             other,
                             At::Key(&path, "additionalProperties"),
                             field_position(position),
-                        ))),
+                        )),
                     })
                 }
                 "items" => match v {
@@ -390,11 +390,11 @@ impl Parser<'_> {
                         "Forbidden: items must be a schema object and not an array",
                     ),
                     other => {
-                        s.items = Some(Box::new(self.node(
+                        s.items = Some(self.node(
                             other,
                             At::Key(&path, "items"),
                             field_position(position),
-                        )))
+                        ))
                     }
                 },
                 "allOf" | "anyOf" | "oneOf" => {
@@ -407,13 +407,7 @@ impl Parser<'_> {
                         _ => s.one_of = list,
                     }
                 }
-                "not" => {
-                    s.not = Some(Box::new(self.node(
-                        v,
-                        At::Key(&path, "not"),
-                        Position::Junction,
-                    )))
-                }
+                "not" => s.not = Some(self.node(v, At::Key(&path, "not"), Position::Junction)),
                 "x-kubernetes-preserve-unknown-fields" => {
                     s.preserve_unknown_fields = self.boolean(v, path, key)
                 }

@@ -325,15 +325,6 @@ impl Pack for bool {
     }
 }
 
-impl<T: Pack> Pack for Box<T> {
-    fn pack(&self, out: &mut Vec<u8>) {
-        (**self).pack(out);
-    }
-    fn unpack(reader: &mut Reader<'_>) -> Self {
-        Box::new(T::unpack(reader))
-    }
-}
-
 impl<T: Pack> Pack for Vec<T> {
     fn pack(&self, out: &mut Vec<u8>) {
         pack_len(self.len(), out);
@@ -551,7 +542,7 @@ impl Pack for AdditionalProperties {
         match reader.byte() {
             0 => AdditionalProperties::Allowed(false),
             1 => AdditionalProperties::Allowed(true),
-            2 => AdditionalProperties::Schema(Box::unpack(reader)),
+            2 => AdditionalProperties::Schema(Schema::unpack(reader)),
             other => unreachable!("not a packed additionalProperties tag: {other}"),
         }
     }
@@ -892,8 +883,8 @@ mod tests {
             min_properties: Some(300),
             required: vec!["a".into(), "b".into()],
             properties: BTreeMap::from([("a".into(), leaf(1)), ("b".into(), leaf(2))]),
-            additional_properties: Some(AdditionalProperties::Schema(Box::new(leaf(3)))),
-            items: Some(Box::new(leaf(4))),
+            additional_properties: Some(AdditionalProperties::Schema(leaf(3))),
+            items: Some(leaf(4)),
             preserve_unknown_fields: true,
             embedded_resource: true,
             list_type: Some("map".into()),
@@ -903,7 +894,7 @@ mod tests {
             all_of: vec![leaf(5)],
             any_of: vec![leaf(6), leaf(7)],
             one_of: vec![leaf(8)],
-            not: Some(Box::new(leaf(9))),
+            not: Some(leaf(9)),
             extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
         }
         .into();

@@ -661,13 +661,13 @@ fn merging_equal_real_nodes_gives_them_back_where_merge_keeps_them() {
         let children = s
             .properties
             .values()
-            .chain(s.items.as_deref())
+            .chain(s.items.as_ref())
             .chain(match &s.additional_properties {
-                Some(AdditionalProperties::Schema(a)) => Some(a.as_ref()),
+                Some(AdditionalProperties::Schema(a)) => Some(a),
                 _ => None,
             })
             .chain(s.all_of.iter().chain(&s.any_of).chain(&s.one_of))
-            .chain(s.not.as_deref());
+            .chain(s.not.as_ref());
         for child in children {
             each_node(child, out);
         }
@@ -870,7 +870,7 @@ mod properties {
         )
             .prop_map(|(items, list_type, (min, max))| {
                 SchemaNode {
-                    items: Some(Box::new(items)),
+                    items: Some(items),
                     list_type: list_type.map(String::from),
                     min_items: min,
                     max_items: max,
@@ -894,7 +894,7 @@ mod properties {
                     list_map_keys.push("name".to_string());
                 }
                 SchemaNode {
-                    items: Some(Box::new(items)),
+                    items: Some(items),
                     list_type: list_type.map(String::from),
                     list_map_keys,
                     min_items: min,
@@ -913,7 +913,7 @@ mod properties {
         )
             .prop_map(|(values, max)| {
                 SchemaNode {
-                    additional_properties: Some(AdditionalProperties::Schema(Box::new(values))),
+                    additional_properties: Some(AdditionalProperties::Schema(values)),
                     max_properties: max,
                     ..typed("object")
                 }
@@ -996,7 +996,7 @@ mod properties {
         };
         let child = match first {
             Step::Prop(name) => s.properties.get_mut(name).unwrap(),
-            Step::Items => s.items.as_deref_mut().unwrap(),
+            Step::Items => s.items.as_mut().unwrap(),
             Step::Values => match &mut s.additional_properties {
                 Some(AdditionalProperties::Schema(v)) => v,
                 _ => unreachable!(),
@@ -1147,7 +1147,7 @@ mod properties {
                     .map(|p| p.to_string())
             }
             Mutation::ChangeListType => {
-                let object_items = s.items.as_deref().is_some_and(|i| is(i, "object"));
+                let object_items = s.items.as_ref().is_some_and(|i| is(i, "object"));
                 let choices: &[Option<&str>] = if object_items {
                     &[None, Some("atomic")]
                 } else {
@@ -1305,7 +1305,7 @@ mod properties {
                 }
                 Some("boolean") => json!(self.chance(0.5)),
                 Some("array") => {
-                    let items = s.items.as_deref().cloned().unwrap_or_default();
+                    let items = s.items.as_ref().cloned().unwrap_or_default();
                     let lo = s.min_items.unwrap_or(0) as usize;
                     let hi = (s.max_items.unwrap_or(3) as usize).min(lo + 3).max(lo);
                     let n = lo + self.below(hi - lo + 1);
