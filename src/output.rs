@@ -221,12 +221,21 @@ pub fn confirm_with(
 /// the LCD manifests that `schema-diff --lcd` prints, tens of megabytes of them.
 pub fn push_json_pretty(out: &mut Vec<u8>, value: &serde_json::Value, level: usize) {
     use serde_json::Value;
-    let indent = |out: &mut Vec<u8>, level: usize| out.extend(std::iter::repeat_n(b' ', 2 * level));
+    let indent = |out: &mut Vec<u8>, level: usize| {
+        const SPACES: &[u8] = &[b' '; 64];
+        match SPACES.get(..2 * level) {
+            Some(spaces) => out.extend_from_slice(spaces),
+            None => out.extend(std::iter::repeat_n(b' ', 2 * level)),
+        }
+    };
     match value {
         Value::Null => out.extend_from_slice(b"null"),
         Value::Bool(true) => out.extend_from_slice(b"true"),
         Value::Bool(false) => out.extend_from_slice(b"false"),
-        Value::Number(n) => out.extend_from_slice(n.to_string().as_bytes()),
+        Value::Number(n) => {
+            use std::io::Write;
+            write!(out, "{n}").expect("writing to memory");
+        }
         Value::String(s) => push_json_string(out, s),
         Value::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
         Value::Object(map) if map.is_empty() => out.extend_from_slice(b"{}"),
@@ -281,11 +290,23 @@ fn push_json_string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.push(b'"');
     let mut from = 0;
-    for (i, &b) in bytes.iter().enumerate() {
+    let mut i = 0;
+    while i < bytes.len() {
+        // Eight bytes at a time while none of them needs escaping (most text).
+        if let Some(chunk) = bytes.get(i..i + 8) {
+            let word = u64::from_le_bytes(chunk.try_into().expect("eight bytes"));
+            if !needs_escape(word) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
         let escape = ESCAPE[usize::from(b)];
+        i += 1;
         if escape == 0 {
             continue;
         }
+        let i = i - 1;
         out.extend_from_slice(&bytes[from..i]);
         if escape == b'u' {
             out.extend_from_slice(b"\\u00");
@@ -297,6 +318,19 @@ fn push_json_string(out: &mut Vec<u8>, s: &str) {
     }
     out.extend_from_slice(&bytes[from..]);
     out.push(b'"');
+}
+
+/// Whether any of the eight bytes in `word` is a control character, a quote or a backslash
+/// (the classic "has a zero byte" bit trick, exact for "any").
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
+    let zero_in = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    below_space
+        | zero_in(word ^ (ONES * u64::from(b'"')))
+        | zero_in(word ^ (ONES * u64::from(b'\\')))
+        != 0
 }
 
 #[cfg(test)]
@@ -411,7 +445,7 @@ pub(crate) mod tests {
                 .prop_filter("finite", |f| f.is_finite())
                 .prop_map(Value::from),
             "(?s).{0,40}".prop_map(Value::String),
-            "[a-z\"\\\\\n\t\r\u{1}\u{8}\u{c}\u{1f}\u{7f}é ]{0,12}".prop_map(Value::String),
+            "[a-z\"\\\\\n\t\r\u{1}\u{8}\u{c}\u{1f}\u{7f}é ]{0,40}".prop_map(Value::String),
         ];
         leaf.prop_recursive(4, 64, 6, |inner| {
             prop_oneof![
@@ -431,6 +465,33 @@ pub(crate) mod tests {
                 String::from_utf8(ours).unwrap(),
                 serde_json::to_string_pretty(&value).unwrap()
             );
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn words_need_escaping_where_a_byte_does(word in proptest::prelude::any::<u64>()) {
+            let any_byte = word
+                .to_le_bytes()
+                .iter()
+                .any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+            proptest::prop_assert_eq!(needs_escape(word), any_byte);
+        }
+    }
+
+    #[test]
+    fn each_byte_that_needs_escaping_is_found_at_each_place() {
+        for byte in 0..=u8::MAX {
+            for place in 0..8 {
+                let mut bytes = *b"abcdefgh";
+                bytes[place] = byte;
+                let escaped = byte < 0x20 || byte == b'"' || byte == b'\\';
+                assert_eq!(
+                    needs_escape(u64::from_le_bytes(bytes)),
+                    escaped,
+                    "byte {byte:#x} at {place}"
+                );
+            }
         }
     }
 
