@@ -277,30 +277,42 @@ impl<R: Read> Pieces<R> {
         self.compact.clear();
         self.commas.clear();
         let mut index = self.at;
+        // The bytes from here up to `index` go to `compact` as they are, in one copy, at the
+        // next blank or at the end.
+        let mut kept_from = index;
         let mut depth = 0;
         loop {
             let byte = self.byte(index)?;
             match byte {
-                b'"' => {
-                    let end = self.string_end(index)?;
-                    self.compact.extend_from_slice(&self.buffer[index..end]);
-                    index = end;
-                }
+                b'"' => index = self.string_end(index)?,
                 b'{' | b'[' => {
                     depth += 1;
                     if depth > MAX_DEPTH {
                         return None;
                     }
-                    self.compact.push(byte);
                     index += 1;
                 }
                 b'}' | b']' => {
                     depth = usize::checked_sub(depth, 1)?;
-                    self.compact.push(byte);
                     index += 1;
                 }
+                // Most runs between blanks are a lone colon or comma: no search for those.
+                b':' if depth > 0 => {
+                    index += 1;
+                    continue;
+                }
+                b',' if depth > 0 => {
+                    if depth == 1 {
+                        self.commas.push(self.compact.len() + (index - kept_from));
+                    }
+                    index += 1;
+                    continue;
+                }
                 b' ' | b'\t' | b'\r' | b'\n' => {
+                    self.compact
+                        .extend_from_slice(&self.buffer[kept_from..index]);
                     index = self.blanks_end(index)?;
+                    kept_from = index;
                     let next = self.byte(index)?;
                     if self.compact.last().is_some_and(|&b| in_scalar(b)) && in_scalar(next) {
                         return None;
@@ -315,7 +327,6 @@ impl<R: Read> Pieces<R> {
                     ) {
                         index += 1;
                     }
-                    self.compact.extend_from_slice(&self.buffer[self.at..index]);
                 }
                 _ => {
                     // Inside brackets: scalars, colons and commas, up to what follows them.
@@ -330,15 +341,17 @@ impl<R: Read> Pieces<R> {
                         })
                         .unwrap_or(rest.len());
                     if depth == 1 {
+                        let at = self.compact.len() + (index - kept_from);
                         let commas = memchr::memchr_iter(b',', &rest[..run]);
-                        self.commas.extend(commas.map(|i| self.compact.len() + i));
+                        self.commas.extend(commas.map(|i| at + i));
                     }
-                    self.compact.extend_from_slice(&rest[..run]);
                     index += run;
                     continue;
                 }
             }
             if depth == 0 {
+                self.compact
+                    .extend_from_slice(&self.buffer[kept_from..index]);
                 self.at = index;
                 return Some(());
             }
@@ -353,8 +366,15 @@ impl<R: Read> Pieces<R> {
             let rest = &self.buffer[index..];
             let mut skip = 0;
             loop {
-                while rest.len() - skip >= 8 && rest[skip..skip + 8] == [b' '; 8] {
-                    skip += 8;
+                while let Some(word) = rest.get(skip..skip + 8) {
+                    // How many of the eight bytes are spaces before anything else.
+                    let other = u64::from_le_bytes(word.try_into().expect("eight bytes"))
+                        ^ u64::from_le_bytes([b' '; 8]);
+                    let spaces = other.trailing_zeros() as usize / 8;
+                    skip += spaces;
+                    if spaces < 8 {
+                        break;
+                    }
                 }
                 match rest.get(skip) {
                     Some(b' ' | b'\t' | b'\r' | b'\n') => skip += 1,
