@@ -88,10 +88,10 @@ pub struct Compact<'a> {
     commas: &'a [usize],
 }
 
-impl Compact<'_> {
+impl<'a> Compact<'a> {
     /// Calls `member` with the key and the bytes of each member of this value, which must be
     /// an object (with no key repeated). `None` as for [`each_item`].
-    pub fn each_member(&self, mut member: impl FnMut(&str, &[u8]) -> Option<()>) -> Option<()> {
+    pub fn each_member(&self, mut member: impl FnMut(&str, &'a [u8]) -> Option<()>) -> Option<()> {
         let inside = self.bytes.strip_prefix(b"{")?.strip_suffix(b"}")?;
         if inside.is_empty() {
             return Some(());

@@ -768,7 +768,7 @@ fn stream_json_list(
         let mut spec = None;
         item.each_member(|key, value| {
             if key == "spec" {
-                spec = Some(value.to_vec());
+                spec = Some(value);
             } else {
                 members.insert(key.to_string(), serde_json::from_slice(value).ok()?);
             }
@@ -790,11 +790,11 @@ fn stream_json_list(
             .cloned();
         let read = |members: serde_json::Map<String, Value>| {
             let mut item = members;
-            item.insert("spec".into(), serde_json::from_slice(&spec).ok()?);
+            item.insert("spec".into(), serde_json::from_slice(spec).ok()?);
             let api = crd_from_value(&Value::Object(item), &item_at, selection).ok()?;
             Some(api.map(|api| StoredApi::crd(&api)))
         };
-        let cell = seen.cell(&spec);
+        let cell = seen.cell(spec);
         let mut members = Some(members);
         let first = cell.get_or_init(|| {
             Some(SeenCrd {
