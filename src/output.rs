@@ -221,54 +221,106 @@ pub fn confirm_with(
 /// the LCD manifests that `schema-diff --lcd` prints, tens of megabytes of them.
 pub fn push_json_pretty(out: &mut Vec<u8>, value: &serde_json::Value, level: usize) {
     use serde_json::Value;
-    let indent = |out: &mut Vec<u8>, level: usize| {
-        const SPACES: &[u8] = &[b' '; 64];
-        match SPACES.get(..2 * level) {
-            Some(spaces) => out.extend_from_slice(spaces),
-            None => out.extend(std::iter::repeat_n(b' ', 2 * level)),
-        }
-    };
     match value {
         Value::Null => out.extend_from_slice(b"null"),
-        Value::Bool(true) => out.extend_from_slice(b"true"),
-        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Bool(b) => push_json_bool(out, *b),
         Value::Number(n) => {
             use std::io::Write;
             write!(out, "{n}").expect("writing to memory");
         }
         Value::String(s) => push_json_string(out, s),
-        Value::Array(items) if items.is_empty() => out.extend_from_slice(b"[]"),
-        Value::Object(map) if map.is_empty() => out.extend_from_slice(b"{}"),
         Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-                indent(out, level + 1);
-                push_json_pretty(out, item, level + 1);
+            let mut array = PrettyJson::array(out, level);
+            for item in items {
+                push_json_pretty(array.item(), item, level + 1);
             }
-            out.push(b'\n');
-            indent(out, level);
-            out.push(b']');
+            array.end();
         }
         Value::Object(map) => {
-            out.push(b'{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-                indent(out, level + 1);
-                push_json_string(out, key);
-                out.extend_from_slice(b": ");
-                push_json_pretty(out, item, level + 1);
+            let mut object = PrettyJson::object(out, level);
+            for (key, item) in map {
+                push_json_pretty(object.key(key), item, level + 1);
             }
-            out.push(b'\n');
-            indent(out, level);
-            out.push(b'}');
+            object.end();
         }
+    }
+}
+
+pub fn push_json_bool(out: &mut Vec<u8>, value: bool) {
+    out.extend_from_slice(if value { b"true" } else { b"false" });
+}
+
+/// An object or array being written as [`push_json_pretty`] writes them, member by member, for
+/// writers of other data than `serde_json::Value`s. Each member's value is to be written at
+/// `level + 1`.
+pub struct PrettyJson<'o> {
+    out: &'o mut Vec<u8>,
+    level: usize,
+    close: u8,
+    members: usize,
+}
+
+impl<'o> PrettyJson<'o> {
+    pub fn object(out: &'o mut Vec<u8>, level: usize) -> Self {
+        out.push(b'{');
+        PrettyJson {
+            out,
+            level,
+            close: b'}',
+            members: 0,
+        }
+    }
+
+    pub fn array(out: &'o mut Vec<u8>, level: usize) -> Self {
+        out.push(b'[');
+        PrettyJson {
+            out,
+            level,
+            close: b']',
+            members: 0,
+        }
+    }
+
+    /// Starts the next element of an array; its value is to be written to what this returns.
+    pub fn item(&mut self) -> &mut Vec<u8> {
+        self.out
+            .extend_from_slice(if self.members == 0 { b"\n" } else { b",\n" });
+        push_indent(self.out, self.level + 1);
+        self.members += 1;
+        self.out
+    }
+
+    /// Starts the next member of an object with its key; its value is to be written to what
+    /// this returns.
+    pub fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        self.item();
+        push_json_string(self.out, key);
+        self.out.extend_from_slice(b": ");
+        self.out
+    }
+
+    /// Closes it: `{}` or `[]` when it has no members.
+    pub fn end(self) {
+        if self.members > 0 {
+            self.out.push(b'\n');
+            push_indent(self.out, self.level);
+        }
+        self.out.push(self.close);
+    }
+}
+
+/// Two spaces per level.
+fn push_indent(out: &mut Vec<u8>, level: usize) {
+    const SPACES: &[u8] = &[b' '; 64];
+    match SPACES.get(..2 * level) {
+        Some(spaces) => out.extend_from_slice(spaces),
+        None => out.extend(std::iter::repeat_n(b' ', 2 * level)),
     }
 }
 
 /// A JSON string, escaped as serde_json escapes it: quote, backslash and the control
 /// characters (`\b \t \n \f \r` by name, the others as `\u00xx`), nothing else.
-fn push_json_string(out: &mut Vec<u8>, s: &str) {
+pub fn push_json_string(out: &mut Vec<u8>, s: &str) {
     // Per byte: 0 for none, the letter of a short escape, or `u` for `\u00xx`.
     const ESCAPE: [u8; 256] = {
         let mut table = [0u8; 256];

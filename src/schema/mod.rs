@@ -603,7 +603,7 @@ fn write_lcd(
         for m in manifests {
             item.clear();
             item.extend_from_slice(if first { b"\n    " } else { b",\n    " });
-            output::push_json_pretty(&mut item, &m, 2);
+            m.push_json_pretty(&mut item, 2);
             out.write_all(&item)?;
             first = false;
         }
@@ -613,7 +613,8 @@ fn write_lcd(
         out.write_all(b"],\n  \"kind\": \"List\"\n}\n")?;
     } else {
         for m in manifests {
-            let text = serde_saphyr::to_string(&m).map_err(|e| Error::Output(e.to_string()))?;
+            let text =
+                serde_saphyr::to_string(&m.to_value()).map_err(|e| Error::Output(e.to_string()))?;
             write!(out, "---\n{text}")?;
         }
     }

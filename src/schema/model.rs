@@ -5,11 +5,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
-/// One node of a (structural) schema, boxed. A node's fields take some 600 bytes, mostly empty
-/// options; boxed, a node moves as a pointer, and a map of properties (whose B-tree leaves hold
-/// eleven values each) holds pointers instead of eleven nodes.
+/// One node of a (structural) schema, behind a shared pointer. A node's fields take some 600
+/// bytes, mostly empty options; this way a node moves as a pointer, a map of properties (whose
+/// B-tree leaves hold eleven values each) holds pointers instead of eleven nodes, and a copy
+/// (the LCD keeps what all sources have alike; its manifest shares the LCD's schemas) shares
+/// the node instead of copying its whole subtree. Changing a shared node copies that node, not
+/// its children, first.
 #[derive(Clone, PartialEq, Default)]
-pub struct Schema(Box<SchemaNode>);
+pub struct Schema(std::sync::Arc<SchemaNode>);
 
 impl std::ops::Deref for Schema {
     type Target = SchemaNode;
@@ -20,13 +23,13 @@ impl std::ops::Deref for Schema {
 
 impl std::ops::DerefMut for Schema {
     fn deref_mut(&mut self) -> &mut SchemaNode {
-        &mut self.0
+        std::sync::Arc::make_mut(&mut self.0)
     }
 }
 
 impl From<SchemaNode> for Schema {
     fn from(node: SchemaNode) -> Schema {
-        Schema(Box::new(node))
+        Schema(std::sync::Arc::new(node))
     }
 }
 
@@ -85,7 +88,7 @@ pub struct SchemaNode {
 /// Whether two nodes are equal. Sources that hold the very same CRD share one parsed copy, so
 /// their nodes are often the same node, which is equal without looking.
 pub fn same_schema(a: &Schema, b: &Schema) -> bool {
-    std::ptr::eq(a, b) || a == b
+    std::sync::Arc::ptr_eq(&a.0, &b.0) || a == b
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -883,6 +886,135 @@ pub fn to_json(s: &Schema) -> Value {
         );
     }
     Value::Object(m)
+}
+
+/// What `output::push_json_pretty(out, &to_json(s), level)` writes, without building the
+/// `Value`: the LCD manifests are mostly schemas. Members come in the order of their keys, as
+/// in a `serde_json` map (tests check the two agree).
+pub fn push_schema_json(out: &mut Vec<u8>, s: &Schema, level: usize) {
+    use crate::output::{PrettyJson, push_json_bool, push_json_pretty, push_json_string};
+    fn schemas(object: &mut PrettyJson, key: &str, list: &[Schema], level: usize) {
+        if !list.is_empty() {
+            let mut array = PrettyJson::array(object.key(key), level);
+            for s in list {
+                push_schema_json(array.item(), s, level + 1);
+            }
+            array.end();
+        }
+    }
+    fn strings(object: &mut PrettyJson, key: &str, list: &[String], level: usize) {
+        if !list.is_empty() {
+            let mut array = PrettyJson::array(object.key(key), level);
+            for s in list {
+                push_json_string(array.item(), s);
+            }
+            array.end();
+        }
+    }
+    fn string(object: &mut PrettyJson, key: &str, value: &Option<String>) {
+        if let Some(v) = value {
+            push_json_string(object.key(key), v);
+        }
+    }
+    fn flag(object: &mut PrettyJson, key: &str, set: bool) {
+        if set {
+            push_json_bool(object.key(key), true);
+        }
+    }
+    fn count(object: &mut PrettyJson, key: &str, value: Option<u64>) {
+        if let Some(v) = value {
+            use std::io::Write;
+            write!(object.key(key), "{v}").expect("writing to memory");
+        }
+    }
+    fn number(object: &mut PrettyJson, key: &str, value: Option<f64>, level: usize) {
+        if let Some(v) = value {
+            push_json_pretty(object.key(key), &number_value(v), level);
+        }
+    }
+    let inner = level + 1;
+    let mut object = PrettyJson::object(out, level);
+    match &s.additional_properties {
+        Some(AdditionalProperties::Allowed(b)) => {
+            push_json_bool(object.key("additionalProperties"), *b)
+        }
+        Some(AdditionalProperties::Schema(v)) => {
+            push_schema_json(object.key("additionalProperties"), v, inner)
+        }
+        None => {}
+    }
+    schemas(&mut object, "allOf", &s.all_of, inner);
+    schemas(&mut object, "anyOf", &s.any_of, inner);
+    if let Some(d) = &s.default {
+        push_json_pretty(object.key("default"), d, inner);
+    }
+    string(&mut object, "description", &s.description);
+    if let Some(values) = &s.enum_values {
+        let mut array = PrettyJson::array(object.key("enum"), inner);
+        for v in values {
+            push_json_pretty(array.item(), v, inner + 1);
+        }
+        array.end();
+    }
+    flag(&mut object, "exclusiveMaximum", s.exclusive_maximum);
+    flag(&mut object, "exclusiveMinimum", s.exclusive_minimum);
+    string(&mut object, "format", &s.format);
+    if let Some(items) = &s.items {
+        push_schema_json(object.key("items"), items, inner);
+    }
+    count(&mut object, "maxItems", s.max_items);
+    count(&mut object, "maxLength", s.max_length);
+    count(&mut object, "maxProperties", s.max_properties);
+    number(&mut object, "maximum", s.maximum, inner);
+    count(&mut object, "minItems", s.min_items);
+    count(&mut object, "minLength", s.min_length);
+    count(&mut object, "minProperties", s.min_properties);
+    number(&mut object, "minimum", s.minimum, inner);
+    number(&mut object, "multipleOf", s.multiple_of, inner);
+    if let Some(not) = &s.not {
+        push_schema_json(object.key("not"), not, inner);
+    }
+    flag(&mut object, "nullable", s.nullable);
+    schemas(&mut object, "oneOf", &s.one_of, inner);
+    string(&mut object, "pattern", &s.pattern);
+    if !s.properties.is_empty() {
+        let mut properties = PrettyJson::object(object.key("properties"), inner);
+        for (name, property) in &s.properties {
+            push_schema_json(properties.key(name), property, inner + 1);
+        }
+        properties.end();
+    }
+    strings(&mut object, "required", &s.required, inner);
+    string(&mut object, "title", &s.title);
+    string(&mut object, "type", &s.type_);
+    flag(&mut object, "uniqueItems", s.unique_items);
+    flag(
+        &mut object,
+        "x-kubernetes-embedded-resource",
+        s.embedded_resource,
+    );
+    flag(&mut object, "x-kubernetes-int-or-string", s.int_or_string);
+    strings(
+        &mut object,
+        "x-kubernetes-list-map-keys",
+        &s.list_map_keys,
+        inner,
+    );
+    string(&mut object, "x-kubernetes-list-type", &s.list_type);
+    string(&mut object, "x-kubernetes-map-type", &s.map_type);
+    flag(
+        &mut object,
+        "x-kubernetes-preserve-unknown-fields",
+        s.preserve_unknown_fields,
+    );
+    if !s.validations.is_empty() {
+        let mut array = PrettyJson::array(object.key("x-kubernetes-validations"), inner);
+        for rule in &s.validations {
+            push_json_pretty(array.item(), &cel_to_json(rule), inner + 1);
+        }
+        array.end();
+    }
+    object.end();
 }
 
 fn cel_to_json(r: &CelRule) -> Value {

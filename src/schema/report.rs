@@ -3,7 +3,6 @@
 use colored::Colorize;
 use comfy_table::Table;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::diff::{Class, Finding};
 use super::lcd::{Conflict, Dropped};
@@ -131,7 +130,7 @@ pub struct LcdReport {
     pub notes: Vec<String>,
     /// The CRD manifest every source accepts (CRDs only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub manifest: Option<Value>,
+    pub manifest: Option<super::lcd::Manifest>,
 }
 
 impl FindingReport {

@@ -1,7 +1,7 @@
 //! The APIs of a loaded source, kept compact until they are compared.
 //!
-//! A parsed [`ApiDef`] takes about ten times the memory of its manifest: every schema node is a
-//! [`Schema`] of some 600 bytes. Three sources of 1,000 CRDs took well over a gigabyte that way.
+//! A parsed [`ApiDef`] takes several times the memory of its manifest: every schema node is a
+//! [`SchemaNode`] of some 600 bytes. Three sources of 1,000 CRDs took well over a gigabyte that way.
 //! So a CRD is parsed (and checked) once while loading, so that every input error is reported
 //! before any output, and is then kept in a lossless binary form of the parsed model, which is
 //! unpacked again when it is compared, one API at a time. Unpacking only copies fields out: it
@@ -766,6 +766,8 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
+    use crate::schema::model::{push_schema_json, to_json};
+
     proptest! {
         #[test]
         fn packing_gives_back_the_same_value(v in crate::output::tests::json_value()) {
@@ -839,10 +841,9 @@ mod tests {
         assert!(!stored.same_crd_as(&StoredApi::crd(&other)));
     }
 
-    /// Every field set (and the struct literals name every field, so a new field must be
-    /// added here too): each one must come back, in its place.
-    #[test]
-    fn every_field_of_the_model_comes_back() {
+    /// A schema with every field set (the struct literal names every field, so a new field
+    /// must be added here too).
+    fn every_field() -> Schema {
         let rule = |n: u64| CelRule {
             rule: format!("self.n > {n}"),
             message: Some("m".into()),
@@ -859,7 +860,7 @@ mod tests {
             }
             .into()
         };
-        let full: Schema = SchemaNode {
+        SchemaNode {
             type_: Some("object".into()),
             int_or_string: true,
             format: Some("date-time".into()),
@@ -897,7 +898,30 @@ mod tests {
             not: Some(leaf(9)),
             extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
         }
-        .into();
+        .into()
+    }
+
+    /// The LCD manifests write schemas straight to JSON: every field as `to_json` has it.
+    #[test]
+    fn every_field_is_written_as_to_json_has_it() {
+        let full = every_field();
+        let mut nested = full.clone();
+        nested.properties.insert("full".into(), full.clone());
+        for (schema, level) in [(&full, 0), (&nested, 3)] {
+            let (mut written, mut expected) = (Vec::new(), Vec::new());
+            push_schema_json(&mut written, schema, level);
+            crate::output::push_json_pretty(&mut expected, &to_json(schema), level);
+            assert_eq!(
+                String::from_utf8(written).unwrap(),
+                String::from_utf8(expected).unwrap()
+            );
+        }
+    }
+
+    /// Every field set: each one must come back, in its place.
+    #[test]
+    fn every_field_of_the_model_comes_back() {
+        let full = every_field();
         let mut nested = full.clone();
         nested.additional_properties = Some(AdditionalProperties::Allowed(false));
         nested.properties.insert("full".into(), full.clone());

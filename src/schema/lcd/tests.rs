@@ -364,7 +364,7 @@ fn a_dropped_field_a_rule_refers_to_stays_declared_but_unsettable() {
     );
     assert!(valid(&l.schemas["v1"], json!({"spec": {"a": "x"}})));
     // The manifest stays a valid CRD.
-    crd_from_value(l.manifest.as_ref().unwrap(), "lcd", &Selection::default()).unwrap();
+    crd_from_value(&manifest_of(&l), "lcd", &Selection::default()).unwrap();
 }
 
 #[test]
@@ -402,7 +402,7 @@ fn a_field_dropped_where_unknown_fields_are_kept_stays_declared_but_unsettable()
         assert!(!valid(root, json!({"spec": {"x": value}})), "x: {value}");
     }
     assert!(valid(root, json!({"spec": {"other": [1]}})));
-    crd_from_value(l.manifest.as_ref().unwrap(), "lcd", &Selection::default()).unwrap();
+    crd_from_value(&manifest_of(&l), "lcd", &Selection::default()).unwrap();
 }
 
 #[test]
@@ -464,8 +464,24 @@ fn crd_versions(versions: &[String]) -> ApiDef {
     api_yaml(&format!("{HEAD}{}", versions.concat()))
 }
 
+/// The LCD's manifest as JSON, checking on the way that it is printed as that JSON is.
+fn manifest_of(l: &Lcd) -> Value {
+    let manifest = l.manifest.as_ref().expect("a manifest");
+    let value = manifest.to_value();
+    for level in [0, 2] {
+        let (mut written, mut expected) = (Vec::new(), Vec::new());
+        manifest.push_json_pretty(&mut written, level);
+        crate::output::push_json_pretty(&mut expected, &value, level);
+        assert_eq!(
+            String::from_utf8(written).unwrap(),
+            String::from_utf8(expected).unwrap()
+        );
+    }
+    value
+}
+
 fn manifest_versions(l: &Lcd) -> Vec<(String, bool)> {
-    l.manifest.as_ref().expect("a manifest")["spec"]["versions"]
+    manifest_of(l)["spec"]["versions"]
         .as_array()
         .unwrap()
         .iter()
@@ -586,12 +602,12 @@ fn the_manifest_is_a_crd_that_parses_back_to_the_lcd() {
         .replace("{a: {type: string}}", "{a: {type: string, maxLength: 3}}")
     ));
     let l = lcd(&[&one, &two]);
-    let manifest = l.manifest.as_ref().expect("a manifest");
+    let manifest = manifest_of(&l);
     assert_eq!(
         manifest["metadata"]["annotations"]["kubectl-migrate.io/lcd-of"],
         "one, two"
     );
-    let back = crd_from_value(manifest, "lcd", &Selection::default())
+    let back = crd_from_value(&manifest, "lcd", &Selection::default())
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -622,7 +638,7 @@ fn the_manifest_is_a_crd_that_parses_back_to_the_lcd() {
     // Differing subresources are left out, with a note.
     let plain = crd_versions(&[version("v1", true, true, "")]);
     let l = lcd(&[&one, &plain]);
-    let back = crd_from_value(l.manifest.as_ref().unwrap(), "lcd", &Selection::default())
+    let back = crd_from_value(&manifest_of(&l), "lcd", &Selection::default())
         .unwrap()
         .unwrap();
     assert_eq!(back.versions["v1"].subresources, Value::Null);
@@ -1456,7 +1472,7 @@ mod properties {
             prop_assume!(l.conflicts.is_empty());
             let common = &l.schemas["v1"];
             // The manifest is a CRD that reads back to the same schema.
-            let back = crd_from_value(l.manifest.as_ref().unwrap(), "lcd", &Selection::default());
+            let back = crd_from_value(&manifest_of(&l), "lcd", &Selection::default());
             prop_assert!(back.is_ok(), "{:?}", back);
             prop_assert_eq!(&back.unwrap().unwrap().versions["v1"].schema, common);
             let mut g = Gen(seed);
