@@ -474,7 +474,7 @@ impl LcdWalk<'_> {
 
     /// The LCD of `nodes`, attribute by attribute; children go through [`LcdWalk::node`].
     fn merge(&mut self, nodes: &[&Schema], path: &str) -> Result<Schema, Reasons> {
-        let mut out = Schema::default();
+        let mut out = SchemaNode::default();
         let mut reasons: Reasons = Vec::new();
         let mut fail = |reason: String| reasons.push((path.to_string(), reason));
         let describe = |f: &dyn Fn(&Schema) -> String| -> String {
@@ -909,11 +909,10 @@ impl LcdWalk<'_> {
         self.outer_rules.truncate(outer_rules);
         // The API server wants every key of a map list required or defaulted. Where the
         // sources' defaults differ the LCD has none, so it requires the key instead.
-        let fields: &mut SchemaNode = &mut out;
-        if fields.list_type.as_deref() == Some("map")
-            && let Some(items) = fields.items.as_mut()
+        if out.list_type.as_deref() == Some("map")
+            && let Some(items) = out.items.as_mut()
         {
-            for key in &fields.list_map_keys {
+            for key in &out.list_map_keys {
                 if items
                     .properties
                     .get(key)
@@ -931,7 +930,7 @@ impl LcdWalk<'_> {
             }
         }
         if reasons.is_empty() {
-            Ok(out)
+            Ok(out.into())
         } else {
             Err(reasons)
         }
