@@ -97,7 +97,7 @@ impl<'a> Reader<'a> {
             }
             let line_start = self.line_start(pos);
             let end = self.line_end(pos);
-            let content = pos + bytes[pos..end].iter().take_while(|&&b| b == b' ').count();
+            let content = pos + leading_spaces(&bytes[pos..end]);
             if content < end && bytes[content] != b'#' {
                 return Some(Line {
                     indent: content - line_start,
@@ -485,6 +485,21 @@ impl<'a> Reader<'a> {
         }
         Some(Value::String(out))
     }
+}
+
+/// How many spaces `bytes` starts with, counted eight at a time: indentation is most of a
+/// manifest's bytes.
+fn leading_spaces(bytes: &[u8]) -> usize {
+    let mut count = 0;
+    while let Some(word) = bytes.get(count..count + 8) {
+        let other = u64::from_le_bytes(word.try_into().expect("eight bytes"))
+            ^ u64::from_le_bytes([b' '; 8]);
+        if other != 0 {
+            return count + other.trailing_zeros() as usize / 8;
+        }
+        count += 8;
+    }
+    count + bytes[count..].iter().take_while(|&&b| b == b' ').count()
 }
 
 fn is_dash(content: &str) -> bool {

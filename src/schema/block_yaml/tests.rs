@@ -4,7 +4,7 @@ use std::path::Path;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-use super::parse_documents;
+use super::{leading_spaces, parse_documents};
 
 /// serde-saphyr's documents, without the empty ones (as `load::parse_documents` keeps them).
 fn reference(text: &str) -> Result<Vec<Value>, String> {
@@ -393,5 +393,15 @@ proptest! {
             }
         }
         agrees(&text);
+    }
+
+    /// Leading spaces counted a word at a time, as a plain loop counts them.
+    #[test]
+    fn leading_spaces_are_counted_as_a_loop_counts_them(text in "[ ]{0,20}[ a\n\t]{0,20}") {
+        let bytes = text.as_bytes();
+        prop_assert_eq!(
+            leading_spaces(bytes),
+            bytes.iter().take_while(|&&b| b == b' ').count()
+        );
     }
 }
