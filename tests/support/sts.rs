@@ -132,66 +132,64 @@ impl Pair {
             .unwrap()
     }
 
-    /// resourceVersions of everything this migration could touch, in both clusters.
+    /// What a client has written to everything this migration could touch, in both clusters.
+    /// Each object's state leaves out `status`, `resourceVersion` and `managedFields`:
+    /// controllers keep updating status (a StatefulSet's revisions and counts settle after a
+    /// patch), and those are not writes by the plugin, which never writes a status.
     pub async fn snapshot(&self) -> BTreeMap<String, String> {
         let mut out = BTreeMap::new();
         for (label, c) in [("a", &self.a), ("b", &self.b)] {
-            let lp = ListParams::default();
             let ns = self.ns();
-            for s in Api::<StatefulSet>::namespaced(c.clone(), ns)
-                .list(&lp)
-                .await
-                .unwrap()
-                .items
-            {
-                out.insert(
-                    format!("{label}/sts/{}", s.metadata.name.unwrap()),
-                    s.metadata.resource_version.unwrap(),
-                );
+            for s in list(Api::<StatefulSet>::namespaced(c.clone(), ns)).await {
+                out.insert(object_key(label, "sts", &s), written_state(&s));
             }
-            for s in Api::<PersistentVolumeClaim>::namespaced(c.clone(), ns)
-                .list(&lp)
-                .await
-                .unwrap()
-                .items
-            {
-                out.insert(
-                    format!("{label}/pvc/{}", s.metadata.name.unwrap()),
-                    s.metadata.resource_version.unwrap(),
-                );
+            for s in list(Api::<PersistentVolumeClaim>::namespaced(c.clone(), ns)).await {
+                out.insert(object_key(label, "pvc", &s), written_state(&s));
             }
-            for s in Api::<ConfigMap>::namespaced(c.clone(), ns)
-                .list(&lp)
-                .await
-                .unwrap()
-                .items
-            {
-                out.insert(
-                    format!("{label}/cm/{}", s.metadata.name.unwrap()),
-                    s.metadata.resource_version.unwrap(),
-                );
+            for s in list(Api::<ConfigMap>::namespaced(c.clone(), ns)).await {
+                out.insert(object_key(label, "cm", &s), written_state(&s));
             }
-            for s in Api::<PersistentVolume>::all(c.clone())
-                .list(&lp)
-                .await
-                .unwrap()
-                .items
-            {
+            for s in list(Api::<PersistentVolume>::all(c.clone())).await {
                 let claim_ns = s
                     .spec
                     .as_ref()
                     .and_then(|s| s.claim_ref.as_ref())
-                    .and_then(|r| r.namespace.clone());
-                if claim_ns.as_deref() == Some(ns) {
-                    out.insert(
-                        format!("{label}/pv/{}", s.metadata.name.unwrap()),
-                        s.metadata.resource_version.unwrap(),
-                    );
+                    .and_then(|r| r.namespace.as_deref());
+                if claim_ns == Some(ns) {
+                    out.insert(object_key(label, "pv", &s), written_state(&s));
                 }
             }
         }
         out
     }
+}
+
+async fn list<K>(api: Api<K>) -> Vec<K>
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.list(&ListParams::default()).await.unwrap().items
+}
+
+fn object_key<K: kube::Resource>(cluster: &str, kind: &str, object: &K) -> String {
+    let name = object.meta().name.as_deref().unwrap_or_default();
+    format!("{cluster}/{kind}/{name}")
+}
+
+/// The object as JSON without the parts that change when nobody but a controller writes.
+fn written_state<K: serde::Serialize>(object: &K) -> String {
+    let mut value = serde_json::to_value(object).unwrap();
+    if let Some(fields) = value.as_object_mut() {
+        fields.remove("status");
+    }
+    if let Some(meta) = value
+        .get_mut("metadata")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        meta.remove("resourceVersion");
+        meta.remove("managedFields");
+    }
+    value.to_string()
 }
 
 pub fn json<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
