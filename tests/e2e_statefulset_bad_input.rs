@@ -1,5 +1,5 @@
 //! Bad input for `kubectl migrate statefulset`: each case gives a clear message and its
-//! documented exit code, and the clusters are provably unchanged (resourceVersions compared).
+//! documented exit code, and the clusters are provably unchanged (everything but status compared).
 mod support;
 
 use std::time::Duration;
