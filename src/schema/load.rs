@@ -10,6 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::json_list;
+use super::json_view::{Json, JsonView};
 use super::model::{self, ApiDef, Origin, RefResolver, SchemaError, SourceSchemas, VersionDef};
 use super::stored::StoredApi;
 use crate::cluster::Cluster;
@@ -229,7 +230,51 @@ fn not_a_crd(doc: &Value, at: &str) -> Error {
 
 /// One CRD manifest (apiextensions.k8s.io/v1), or `None` when it is not selected.
 pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Option<ApiDef>> {
-    let api_version = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let crd = CrdParts {
+        api_version: doc.get("apiVersion").and_then(Value::as_str),
+        metadata: doc.get("metadata"),
+        spec: doc.get("spec"),
+    };
+    crd_from_parts(crd, at, selection)
+}
+
+/// The parts of a CRD manifest that make its API; the spec may be read into either tree.
+struct CrdParts<'a, S> {
+    api_version: Option<&'a str>,
+    metadata: Option<&'a Value>,
+    spec: Option<&'a S>,
+}
+
+/// [`crd_from_value`] for a manifest whose spec is still JSON text, beside its other members:
+/// the spec, the bulk of a CRD, is read into the tree that borrows its strings (see
+/// [`json_view`](super::json_view)). `None` when `spec` is not JSON.
+pub(crate) fn crd_from_spec_text(
+    members: &serde_json::Map<String, Value>,
+    spec: &[u8],
+    at: &str,
+    selection: &Selection,
+) -> Option<Result<Option<ApiDef>>> {
+    let spec: Json = serde_json::from_slice(spec).ok()?;
+    let crd = CrdParts {
+        api_version: members.get("apiVersion").and_then(Value::as_str),
+        metadata: members.get("metadata"),
+        spec: Some(&spec),
+    };
+    Some(crd_from_parts(crd, at, selection))
+}
+
+/// A JSON string's text.
+fn text<V: JsonView>(v: Option<&V>) -> Option<String> {
+    v.and_then(V::as_str).map(str::to_string)
+}
+
+/// [`crd_from_value`], from the parts of the manifest.
+fn crd_from_parts<S: JsonView>(
+    crd: CrdParts<'_, S>,
+    at: &str,
+    selection: &Selection,
+) -> Result<Option<ApiDef>> {
+    let api_version = crd.api_version.unwrap_or("");
     if api_version != "apiextensions.k8s.io/v1" {
         return Err(bad_input(
             at,
@@ -238,23 +283,22 @@ pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Op
             ),
         ));
     }
-    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-    let name = text(doc.pointer("/metadata/name"))
+    let name = text(crd.metadata.and_then(|m| m.get("name")))
         .ok_or_else(|| bad_input(at, "CustomResourceDefinition has no metadata.name"))?;
     let at = format!("{at} ({name})");
-    let spec = doc
-        .get("spec")
+    let spec = crd
+        .spec
         .ok_or_else(|| bad_input(&at, "spec: Required value"))?;
     let group =
         text(spec.get("group")).ok_or_else(|| bad_input(&at, "spec.group: Required value"))?;
     if !selection.wants_crds() || !selection.wants_crd(&name, &group) {
         return Ok(None);
     }
-    let names = spec.get("names").cloned().unwrap_or(Value::Null);
-    let plural = text(names.get("plural"))
-        .ok_or_else(|| bad_input(&at, "spec.names.plural: Required value"))?;
-    let kind =
-        text(names.get("kind")).ok_or_else(|| bad_input(&at, "spec.names.kind: Required value"))?;
+    let names = spec.get("names");
+    let name_of = |key: &str| text(names.and_then(|n| n.get(key)));
+    let plural =
+        name_of("plural").ok_or_else(|| bad_input(&at, "spec.names.plural: Required value"))?;
+    let kind = name_of("kind").ok_or_else(|| bad_input(&at, "spec.names.kind: Required value"))?;
     if name != format!("{plural}.{group}") {
         return Err(bad_input(
             &at,
@@ -263,8 +307,10 @@ pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Op
             ),
         ));
     }
-    let string_set = |v: Option<&Value>| {
-        v.and_then(Value::as_array)
+    let string_set = |key: &str| {
+        names
+            .and_then(|n| n.get(key))
+            .and_then(S::as_array)
             .map(|a| {
                 a.iter()
                     .filter_map(|s| s.as_str().map(str::to_string))
@@ -284,7 +330,7 @@ pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Op
     }
     let version_list = spec
         .get("versions")
-        .and_then(Value::as_array)
+        .and_then(S::as_array)
         .filter(|v| !v.is_empty())
         .ok_or_else(|| bad_input(&at, "spec.versions: Invalid value: must have exactly one version marked as storage version"))?;
     let mut versions = BTreeMap::new();
@@ -306,7 +352,13 @@ pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Op
                 continue;
             }
         };
-        let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+        let flag = |k: &str| v.get(k).and_then(S::as_bool).unwrap_or(false);
+        let list = |k: &str| {
+            v.get(k)
+                .and_then(S::as_array)
+                .map(|items| items.iter().map(S::to_value).collect())
+                .unwrap_or_default()
+        };
         versions.insert(
             vname,
             VersionDef {
@@ -314,17 +366,9 @@ pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Op
                 storage: flag("storage"),
                 deprecated: flag("deprecated"),
                 schema,
-                subresources: v.get("subresources").cloned().unwrap_or(Value::Null),
-                printer_columns: v
-                    .get("additionalPrinterColumns")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-                selectable_fields: v
-                    .get("selectableFields")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
+                subresources: v.get("subresources").map_or(Value::Null, S::to_value),
+                printer_columns: list("additionalPrinterColumns"),
+                selectable_fields: list("selectableFields"),
             },
         );
     }
@@ -342,15 +386,18 @@ pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Op
         group,
         kind,
         plural,
-        singular: text(names.get("singular")),
-        list_kind: text(names.get("listKind")),
-        short_names: string_set(names.get("shortNames")),
-        categories: string_set(names.get("categories")),
+        singular: name_of("singular"),
+        list_kind: name_of("listKind"),
+        short_names: string_set("shortNames"),
+        categories: string_set("categories"),
         scope,
         builtin: false,
         versions,
         conversion: text(spec.pointer("/conversion/strategy")),
-        api_approved: text(doc.pointer("/metadata/annotations/api-approved.kubernetes.io")),
+        api_approved: text(
+            crd.metadata
+                .and_then(|m| m.pointer("/annotations/api-approved.kubernetes.io")),
+        ),
     }))
 }
 
@@ -789,9 +836,7 @@ fn stream_json_list(
             .and_then(|m| m.pointer("/annotations/api-approved.kubernetes.io"))
             .cloned();
         let read = |members: serde_json::Map<String, Value>| {
-            let mut item = members;
-            item.insert("spec".into(), serde_json::from_slice(spec).ok()?);
-            let api = crd_from_value(&Value::Object(item), &item_at, selection).ok()?;
+            let api = crd_from_spec_text(&members, spec, &item_at, selection)?.ok()?;
             Some(api.map(|api| StoredApi::crd(&api)))
         };
         let cell = seen.cell(spec);

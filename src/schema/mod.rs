@@ -7,6 +7,7 @@
 pub mod block_yaml;
 pub mod diff;
 pub mod json_list;
+pub mod json_view;
 pub mod lcd;
 pub mod load;
 pub mod model;

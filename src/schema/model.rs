@@ -5,6 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use super::json_view::{JsonObject, JsonView};
+
 /// One node of a (structural) schema, behind a shared pointer. A node's fields take some 600
 /// bytes, mostly empty options; this way a node moves as a pointer, a map of properties (whose
 /// B-tree leaves hold eleven values each) holds pointers instead of eleven nodes, and a copy
@@ -192,7 +194,7 @@ impl RefResolver for NoRefs {
 
 /// Parses a structural CRD schema (`openAPIV3Schema`), checking the API server's structural
 /// rules. `path` names the node in messages.
-pub fn parse_crd_schema(value: &Value, path: &str) -> Result<Schema, Vec<SchemaError>> {
+pub fn parse_crd_schema(value: &impl JsonView, path: &str) -> Result<Schema, Vec<SchemaError>> {
     let mut parser = Parser {
         strictness: Strictness::Structural,
         resolver: &NoRefs,
@@ -320,31 +322,34 @@ impl Parser<'_> {
         });
     }
 
-    fn node(&mut self, value: &Value, path: At<'_>, position: Position) -> Schema {
+    fn node<V: JsonView>(&mut self, value: &V, path: At<'_>, position: Position) -> Schema {
         let Some(object) = value.as_object() else {
             self.error(
                 &path.to_string(),
-                format!("Invalid value: {}: must be an object", short(value)),
+                format!("Invalid value: {}: must be an object", short_view(value)),
             );
             return Schema::default();
         };
         if self.strictness == Strictness::Lenient
+            && let Some(object) = value.as_serde_value().and_then(Value::as_object)
             && let Some(resolved) = self.follow_ref(object, path)
         {
             return resolved;
         }
         let mut s = Schema::default();
         let structural = self.strictness == Strictness::Structural;
-        for (key, v) in object {
-            match key.as_str() {
+        for (key, v) in object.members() {
+            match key {
                 "type" => s.type_ = self.string(v, path, key),
                 "format" => s.format = self.string(v, path, key),
                 "title" => s.title = self.string(v, path, key),
                 "description" => s.description = self.string(v, path, key),
-                "default" => s.default = Some(v.clone()),
+                "default" => s.default = Some(v.to_value()),
                 "nullable" => s.nullable = self.boolean(v, path, key),
                 "enum" => match v.as_array() {
-                    Some(values) => s.enum_values = Some(values.clone()),
+                    Some(values) => {
+                        s.enum_values = Some(values.iter().map(JsonView::to_value).collect())
+                    }
                     None => self.error(&format!("{path}.enum"), "Invalid value: must be a list"),
                 },
                 "pattern" => s.pattern = self.string(v, path, key),
@@ -363,13 +368,13 @@ impl Parser<'_> {
                 "required" => s.required = self.string_list(v, path, key),
                 "properties" => match v.as_object() {
                     Some(props) => {
-                        for (name, prop) in props {
+                        for (name, prop) in props.members() {
                             let child = self.node(
                                 prop,
                                 At::Property(&path, name),
                                 field_position(position),
                             );
-                            s.properties.insert(name.clone(), child);
+                            s.properties.insert(name.to_string(), child);
                         }
                     }
                     None => self.error(
@@ -378,33 +383,32 @@ impl Parser<'_> {
                     ),
                 },
                 "additionalProperties" => {
-                    s.additional_properties = Some(match v {
-                        Value::Bool(b) => AdditionalProperties::Allowed(*b),
-                        other => AdditionalProperties::Schema(self.node(
-                            other,
+                    s.additional_properties = Some(match v.as_bool() {
+                        Some(b) => AdditionalProperties::Allowed(b),
+                        None => AdditionalProperties::Schema(self.node(
+                            v,
                             At::Key(&path, "additionalProperties"),
                             field_position(position),
                         )),
                     })
                 }
-                "items" => match v {
-                    Value::Array(_) => self.error(
+                "items" => match v.as_array() {
+                    Some(_) => self.error(
                         &format!("{path}.items"),
                         "Forbidden: items must be a schema object and not an array",
                     ),
-                    other => {
-                        s.items = Some(self.node(
-                            other,
-                            At::Key(&path, "items"),
-                            field_position(position),
-                        ))
+                    None => {
+                        s.items =
+                            Some(self.node(v, At::Key(&path, "items"), field_position(position)))
                     }
                 },
                 "allOf" | "anyOf" | "oneOf" => {
-                    let int_or_string =
-                        object.get("x-kubernetes-int-or-string") == Some(&Value::Bool(true));
+                    let int_or_string = object
+                        .get("x-kubernetes-int-or-string")
+                        .and_then(V::as_bool)
+                        == Some(true);
                     let list = self.junction_list(v, path, key, int_or_string);
-                    match key.as_str() {
+                    match key {
                         "allOf" => s.all_of = list,
                         "anyOf" => s.any_of = list,
                         _ => s.one_of = list,
@@ -427,7 +431,7 @@ impl Parser<'_> {
                     if other.starts_with("x-kubernetes-")
                         || (!structural && other.starts_with("x-")) =>
                 {
-                    s.extensions.insert(other.to_string(), v.clone());
+                    s.extensions.insert(other.to_string(), v.to_value());
                 }
                 other if structural && FORBIDDEN_IN_CRDS.contains(&other) => self.error(
                     &format!("{path}.{other}"),
@@ -605,9 +609,9 @@ impl Parser<'_> {
 
     /// `int_or_string`: the structural exception `anyOf: [{type: integer}, {type: string}]`
     /// next to `x-kubernetes-int-or-string: true` may carry types.
-    fn junction_list(
+    fn junction_list<V: JsonView>(
         &mut self,
-        v: &Value,
+        v: &V,
         path: At<'_>,
         key: &str,
         int_or_string: bool,
@@ -621,7 +625,7 @@ impl Parser<'_> {
                         .as_object()
                         .filter(|o| o.len() == 1)
                         .and_then(|o| o.get("type"))
-                        .and_then(Value::as_str);
+                        .and_then(V::as_str);
                     match bare_type {
                         Some(t @ ("integer" | "string")) if int_or_string => SchemaNode {
                             type_: Some(t.to_string()),
@@ -639,7 +643,7 @@ impl Parser<'_> {
         }
     }
 
-    fn cel_rules(&mut self, v: &Value, path: At<'_>) -> Vec<CelRule> {
+    fn cel_rules<V: JsonView>(&mut self, v: &V, path: At<'_>) -> Vec<CelRule> {
         let Some(items) = v.as_array() else {
             self.error(
                 &format!("{path}.x-kubernetes-validations"),
@@ -649,7 +653,7 @@ impl Parser<'_> {
         };
         let mut rules = Vec::new();
         for (i, item) in items.iter().enumerate() {
-            let text = |k: &str| item.get(k).and_then(Value::as_str).map(str::to_string);
+            let text = |k: &str| item.get(k).and_then(V::as_str).map(str::to_string);
             match text("rule") {
                 Some(rule) if !rule.trim().is_empty() => rules.push(CelRule {
                     rule,
@@ -657,7 +661,7 @@ impl Parser<'_> {
                     message_expression: text("messageExpression"),
                     reason: text("reason"),
                     field_path: text("fieldPath"),
-                    optional_old_self: item.get("optionalOldSelf").and_then(Value::as_bool),
+                    optional_old_self: item.get("optionalOldSelf").and_then(V::as_bool),
                 }),
                 _ => self.error(
                     &format!("{path}.x-kubernetes-validations[{i}].rule"),
@@ -668,33 +672,33 @@ impl Parser<'_> {
         rules
     }
 
-    fn string(&mut self, v: &Value, path: At<'_>, key: &str) -> Option<String> {
-        match v {
-            Value::String(s) => Some(s.clone()),
-            _ => {
+    fn string(&mut self, v: &impl JsonView, path: At<'_>, key: &str) -> Option<String> {
+        match v.as_str() {
+            Some(s) => Some(s.to_string()),
+            None => {
                 self.error(
                     &format!("{path}.{key}"),
-                    format!("Invalid value: {}: must be a string", short(v)),
+                    format!("Invalid value: {}: must be a string", short_view(v)),
                 );
                 None
             }
         }
     }
 
-    fn boolean(&mut self, v: &Value, path: At<'_>, key: &str) -> bool {
-        match v {
-            Value::Bool(b) => *b,
-            _ => {
+    fn boolean(&mut self, v: &impl JsonView, path: At<'_>, key: &str) -> bool {
+        match v.as_bool() {
+            Some(b) => b,
+            None => {
                 self.error(
                     &format!("{path}.{key}"),
-                    format!("Invalid value: {}: must be a boolean", short(v)),
+                    format!("Invalid value: {}: must be a boolean", short_view(v)),
                 );
                 false
             }
         }
     }
 
-    fn count(&mut self, v: &Value, path: At<'_>, key: &str) -> Option<u64> {
+    fn count(&mut self, v: &impl JsonView, path: At<'_>, key: &str) -> Option<u64> {
         match v.as_u64() {
             Some(n) => Some(n),
             None => {
@@ -702,7 +706,7 @@ impl Parser<'_> {
                     &format!("{path}.{key}"),
                     format!(
                         "Invalid value: {}: must be a non-negative integer",
-                        short(v)
+                        short_view(v)
                     ),
                 );
                 None
@@ -710,22 +714,22 @@ impl Parser<'_> {
         }
     }
 
-    fn number(&mut self, v: &Value, path: At<'_>, key: &str) -> Option<f64> {
+    fn number(&mut self, v: &impl JsonView, path: At<'_>, key: &str) -> Option<f64> {
         match v.as_f64() {
             Some(n) => Some(n),
             None => {
                 self.error(
                     &format!("{path}.{key}"),
-                    format!("Invalid value: {}: must be a number", short(v)),
+                    format!("Invalid value: {}: must be a number", short_view(v)),
                 );
                 None
             }
         }
     }
 
-    fn string_list(&mut self, v: &Value, path: At<'_>, key: &str) -> Vec<String> {
+    fn string_list<V: JsonView>(&mut self, v: &V, path: At<'_>, key: &str) -> Vec<String> {
         match v.as_array() {
-            Some(items) if items.iter().all(Value::is_string) => items
+            Some(items) if items.iter().all(|i| i.as_str().is_some()) => items
                 .iter()
                 .filter_map(|i| i.as_str().map(str::to_string))
                 .collect(),
@@ -751,6 +755,14 @@ fn is_bare_type(s: &Schema, t: &str) -> bool {
     **s == SchemaNode {
         type_: Some(t.to_string()),
         ..SchemaNode::default()
+    }
+}
+
+/// A value of either tree, shortened for messages.
+fn short_view(v: &impl JsonView) -> String {
+    match v.as_serde_value() {
+        Some(value) => short(value),
+        None => short(&v.to_value()),
     }
 }
 

@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::schema::diff::{Class, diff_api};
-use crate::schema::load::{Selection, apis_from_documents, crd_from_value, parse_documents};
+use crate::schema::load::{
+    Selection, apis_from_documents, crd_from_spec_text, crd_from_value, parse_documents,
+};
 use crate::schema::model::{ApiDef, Schema, SchemaNode, parse_crd_schema};
 use crate::schema::validate::validate_object;
 
@@ -1194,10 +1196,70 @@ mod properties {
         root().prop_flat_map(|base| (variant(base.clone()), variant(base)))
     }
 
+    /// Keys put into specs to break them: schema keywords, spec fields and unknown ones.
+    const GARBLED_KEYS: &[&str] = &[
+        "type",
+        "default",
+        "enum",
+        "properties",
+        "items",
+        "required",
+        "maxLength",
+        "minimum",
+        "nullable",
+        "additionalProperties",
+        "allOf",
+        "not",
+        "x-kubernetes-validations",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-int-or-string",
+        "x-custom",
+        "pattern",
+        "names",
+        "versions",
+        "group",
+        "scope",
+        "served",
+        "storage",
+        "schema",
+        "openAPIV3Schema",
+        "plural",
+        "kind",
+        "subresources",
+    ];
+
+    /// JSON pointers of every object in `value`.
+    fn object_pointers(value: &Value, at: String, out: &mut Vec<String>) {
+        match value {
+            Value::Object(members) => {
+                out.push(at.clone());
+                for (key, member) in members {
+                    let key = key.replace('~', "~0").replace('/', "~1");
+                    object_pointers(member, format!("{at}/{key}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    object_pointers(item, format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// An API serving `schema` as v1, built through the CRD loader (so it is checked to be
     /// structural).
     fn api_of(schema: &Schema) -> ApiDef {
-        let manifest = json!({
+        let manifest = manifest_with(schema);
+        match crd_from_value(&manifest, "generated", &Selection::default()) {
+            Ok(Some(api)) => api,
+            other => panic!("generated schema is not a valid CRD: {other:?}\n{manifest:#}"),
+        }
+    }
+
+    /// A CRD manifest serving `schema` as v1.
+    fn manifest_with(schema: &Schema) -> Value {
+        json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
             "metadata": {"name": "widgets.example.com"},
@@ -1208,11 +1270,7 @@ mod properties {
                 "versions": [{"name": "v1", "served": true, "storage": true,
                               "schema": {"openAPIV3Schema": to_json(schema)}}]
             }
-        });
-        match crd_from_value(&manifest, "generated", &Selection::default()) {
-            Ok(Some(api)) => api,
-            other => panic!("generated schema is not a valid CRD: {other:?}\n{manifest:#}"),
-        }
+        })
     }
 
     fn schema_of(api: &ApiDef) -> &Schema {
@@ -1425,6 +1483,34 @@ mod properties {
             if merge_keeps(&s) {
                 prop_assert_eq!(merged, Ok(s.clone()));
                 prop_assert!(dropped.is_empty() && notes.is_empty(), "{:?} {:?}", dropped, notes);
+            }
+        }
+
+        /// JSON Lists are read with each spec in the tree that borrows its strings: every
+        /// manifest, valid or broken anywhere in its spec, reads as its `Value` reads.
+        #[test]
+        fn a_spec_read_from_text_reads_as_its_value_reads(
+            s in root(),
+            garbage in crate::output::tests::json_value(),
+            place in any::<prop::sample::Index>(),
+            key in prop::sample::select(GARBLED_KEYS),
+        ) {
+            let manifest = manifest_with(&s);
+            let mut garbled = manifest.clone();
+            let mut objects = Vec::new();
+            object_pointers(&garbled["spec"], "/spec".to_string(), &mut objects);
+            let target = place.get(&objects);
+            garbled.pointer_mut(target).unwrap()[key] = garbage;
+            for manifest in [manifest, garbled] {
+                let mut members = manifest.as_object().unwrap().clone();
+                let spec = serde_json::to_vec_pretty(&members.remove("spec").unwrap()).unwrap();
+                // Both read the same text: a float written out does not always read back
+                // as the very same float.
+                let mut manifest = Value::Object(members.clone());
+                manifest["spec"] = serde_json::from_slice(&spec).unwrap();
+                let direct = crd_from_value(&manifest, "m", &Selection::default());
+                let from_text = crd_from_spec_text(&members, &spec, "m", &Selection::default());
+                prop_assert_eq!(format!("{:?}", from_text), format!("{:?}", Some(direct)));
             }
         }
 
