@@ -9,13 +9,24 @@
 //! anything but a plain string, integer, decimal or `true`/`false`, duplicate keys, tabs or
 //! carriage returns, and every error. The caller then reads the file with serde-saphyr, which
 //! stays the reference: its values and its error messages. `tests` compare the two.
+//!
+//! It reads into [`Json`], whose plain scalars and keys borrow from the text; CRD files are
+//! read from that tree directly, everything else as the `Value`s it turns into.
 use std::borrow::Cow;
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
+
+use super::json_view::{Json, JsonMap, JsonView};
 
 /// The documents of `text`, as `serde_saphyr::from_multiple::<Value>` gives them, or `None`
 /// when the text uses something this reader leaves to serde-saphyr.
 pub fn parse_documents(text: &str) -> Option<Vec<Value>> {
+    let docs = parse_borrowed(text)?;
+    Some(docs.iter().map(Json::to_value).collect())
+}
+
+/// [`parse_documents`], into the tree that borrows plain scalars and keys from `text`.
+pub fn parse_borrowed(text: &str) -> Option<Vec<Json<'_>>> {
     let bytes = text.as_bytes();
     if memchr::memchr2(b'\r', b'\t', bytes).is_some() || text.starts_with('\u{feff}') {
         return None;
@@ -31,7 +42,7 @@ pub fn parse_documents(text: &str) -> Option<Vec<Value>> {
     loop {
         let doc = reader.document()?;
         // Empty documents are left out, as the tool leaves out serde-saphyr's nulls.
-        if !doc.is_null() {
+        if doc != Json::Null {
             docs.push(doc);
         }
         if reader.peek().is_none() {
@@ -133,12 +144,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn document(&mut self) -> Option<Value> {
+    fn document(&mut self) -> Option<Json<'a>> {
         let Some(line) = self.peek() else {
-            return Some(Value::Null);
+            return Some(Json::Null);
         };
         if self.is_marker(line) {
-            return Some(Value::Null);
+            return Some(Json::Null);
         }
         if line.indent != 0 {
             return None;
@@ -152,7 +163,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A block collection starting at `line`.
-    fn block(&mut self, line: Line) -> Option<Value> {
+    fn block(&mut self, line: Line) -> Option<Json<'a>> {
         if self.is_marker(line) {
             return None;
         }
@@ -173,8 +184,8 @@ impl<'a> Reader<'a> {
         Some((line, &self.text[line.start..line.end]))
     }
 
-    fn mapping(&mut self, indent: usize) -> Option<Value> {
-        let mut map = Map::new();
+    fn mapping(&mut self, indent: usize) -> Option<Json<'a>> {
+        let mut members = Vec::new();
         while let Some((line, content)) = self.next_in(indent) {
             if line.indent > indent || is_dash(content) {
                 return None;
@@ -182,14 +193,13 @@ impl<'a> Reader<'a> {
             let (key, rest) = split_key(content)?;
             let value =
                 self.value_after(line, line.start + (content.len() - rest.len()), indent)?;
-            if map.insert(key.to_string(), value).is_some() {
-                return None;
-            }
+            members.push((Cow::Borrowed(key), value));
         }
-        Some(Value::Object(map))
+        // A repeated key is left to serde-saphyr.
+        JsonMap::from_unique(members).map(Json::Object)
     }
 
-    fn sequence(&mut self, indent: usize) -> Option<Value> {
+    fn sequence(&mut self, indent: usize) -> Option<Json<'a>> {
         let mut items = Vec::new();
         while let Some((line, content)) = self.next_in(indent) {
             if line.indent > indent {
@@ -214,12 +224,12 @@ impl<'a> Reader<'a> {
                 items.push(self.value_after(line, after_start, indent)?);
             }
         }
-        Some(Value::Array(items))
+        Some(Json::Array(items))
     }
 
     /// The value that starts at byte `at` of `line` (after `key: ` or `- `), in a collection
     /// at `indent`; consumes it.
-    fn value_after(&mut self, line: Line, at: usize, indent: usize) -> Option<Value> {
+    fn value_after(&mut self, line: Line, at: usize, indent: usize) -> Option<Json<'a>> {
         let rest = &self.text[at..line.end];
         // Past the line; a quoted scalar that goes on over more lines moves further itself.
         self.consume(line);
@@ -228,14 +238,14 @@ impl<'a> Reader<'a> {
             Some(b'|' | b'>') => return self.block_scalar(rest, indent),
             Some(b'"') => self.quoted(at, indent, true)?,
             Some(b'\'') => self.quoted(at, indent, false)?,
-            Some(b'{') if strip_comment(rest) == "{}" => Value::Object(Map::new()),
-            Some(b'[') if strip_comment(rest) == "[]" => Value::Array(Vec::new()),
+            Some(b'{') if strip_comment(rest) == "{}" => Json::Object(JsonMap::default()),
+            Some(b'[') if strip_comment(rest) == "[]" => Json::Array(Vec::new()),
             Some(_) => {
                 let first = strip_comment(rest);
                 if first.len() == rest.len() {
-                    plain(&self.plain_continued(first, indent)?)?
+                    plain(self.plain_continued(first, indent)?)?
                 } else {
-                    plain(first)?
+                    plain(Cow::Borrowed(first))?
                 }
             }
         };
@@ -296,7 +306,7 @@ impl<'a> Reader<'a> {
 
     /// A double- or single-quoted scalar opening at byte `start`, on one line or folded over
     /// several (each more indented than `indent`); the reader moves past its last line.
-    fn quoted(&mut self, start: usize, indent: usize, double: bool) -> Option<Value> {
+    fn quoted(&mut self, start: usize, indent: usize, double: bool) -> Option<Json<'a>> {
         let (text, bytes) = (self.text, self.text.as_bytes());
         let quote = if double { b'"' } else { b'\'' };
         let mut out = String::new();
@@ -369,14 +379,14 @@ impl<'a> Reader<'a> {
             return None;
         }
         self.pos = (end + 1).min(bytes.len());
-        Some(Value::String(out))
+        Some(Json::String(Cow::Owned(out)))
     }
 
     /// After `key:` or `-` with nothing else on the line: a nested block, or null. A mapping's
     /// value may also be a sequence at the mapping's own indent.
-    fn nested_or_null(&mut self, indent: usize, in_mapping: bool) -> Option<Value> {
+    fn nested_or_null(&mut self, indent: usize, in_mapping: bool) -> Option<Json<'a>> {
         match self.peek() {
-            Some(next) if self.is_marker(next) => Some(Value::Null),
+            Some(next) if self.is_marker(next) => Some(Json::Null),
             Some(next) if next.indent > indent => self.block(next),
             Some(next)
                 if in_mapping
@@ -385,13 +395,13 @@ impl<'a> Reader<'a> {
             {
                 self.sequence(indent)
             }
-            _ => Some(Value::Null),
+            _ => Some(Json::Null),
         }
     }
 
     /// A literal (`|`) or folded (`>`) block scalar whose header is `header`;
     /// the reader is at the line after it.
-    fn block_scalar(&mut self, header: &str, parent_indent: usize) -> Option<Value> {
+    fn block_scalar(&mut self, header: &str, parent_indent: usize) -> Option<Json<'a>> {
         // Chomping: `-` strips the final line breaks, `+` keeps them all, none keeps one.
         let (folded, chomp) = match strip_comment(header).as_bytes() {
             [b'|', rest @ ..] => (false, rest),
@@ -422,7 +432,8 @@ impl<'a> Reader<'a> {
         };
         if content_indent <= parent_indent {
             // No content: an empty string, unless blank lines could have set the indent.
-            return (leading_blank <= parent_indent && !keep).then(|| Value::String(String::new()));
+            return (leading_blank <= parent_indent && !keep)
+                .then_some(Json::String(Cow::Borrowed("")));
         }
         if leading_blank > content_indent {
             return None;
@@ -483,7 +494,7 @@ impl<'a> Reader<'a> {
                 out.pop();
             }
         }
-        Some(Value::String(out))
+        Some(Json::String(Cow::Owned(out)))
     }
 }
 
@@ -586,25 +597,25 @@ fn plain_string(text: &str) -> bool {
     starts_well && !special_word(text) && !has_pair(text, b':', b' ') && !text.ends_with(':')
 }
 
-fn plain(text: &str) -> Option<Value> {
+fn plain(text: Cow<'_, str>) -> Option<Json<'_>> {
     // YAML 1.1 booleans and the nulls, as serde-saphyr reads them by default.
     const TRUE: [&str; 4] = ["true", "yes", "y", "on"];
     const FALSE: [&str; 4] = ["false", "no", "n", "off"];
     if text.len() <= 5 {
-        if matches!(text, "null" | "Null" | "NULL" | "~") {
-            return Some(Value::Null);
+        if matches!(&*text, "null" | "Null" | "NULL" | "~") {
+            return Some(Json::Null);
         }
         if TRUE.iter().any(|w| text.eq_ignore_ascii_case(w)) {
-            return Some(Value::Bool(true));
+            return Some(Json::Bool(true));
         }
         if FALSE.iter().any(|w| text.eq_ignore_ascii_case(w)) {
-            return Some(Value::Bool(false));
+            return Some(Json::Bool(false));
         }
     }
-    if plain_string(text) {
-        return Some(Value::String(text.to_string()));
+    if plain_string(&text) {
+        return Some(Json::String(text));
     }
-    let digits = text.strip_prefix('-').unwrap_or(text);
+    let digits = text.strip_prefix('-').unwrap_or(&text);
     let (int, fraction) = match digits.split_once('.') {
         Some((i, f)) => (i, Some(f)),
         None => (digits, None),
@@ -614,13 +625,13 @@ fn plain(text: &str) -> Option<Value> {
         return None;
     }
     match fraction {
-        None if text.starts_with('-') => text.parse::<i64>().ok().map(Value::from),
-        None => text.parse::<u64>().ok().map(Value::from),
+        None if text.starts_with('-') => text.parse::<i64>().ok().map(|n| Json::Number(n.into())),
+        None => text.parse::<u64>().ok().map(|n| Json::Number(n.into())),
         Some(f) if all_digits(f) && f.len() <= 15 => text
             .parse::<f64>()
             .ok()
             .and_then(Number::from_f64)
-            .map(Value::Number),
+            .map(Json::Number),
         Some(_) => None,
     }
 }

@@ -151,6 +151,15 @@ impl<'a> JsonMap<'a> {
     }
 }
 
+impl<'a> JsonMap<'a> {
+    /// The members as they are, sorted; `None` when a key is repeated.
+    pub fn from_unique(mut members: Vec<(Cow<'a, str>, Json<'a>)>) -> Option<Self> {
+        members.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let repeated = members.windows(2).any(|pair| pair[0].0 == pair[1].0);
+        (!repeated).then_some(JsonMap(members))
+    }
+}
+
 impl<'a> JsonObject<Json<'a>> for JsonMap<'a> {
     fn get(&self, key: &str) -> Option<&Json<'a>> {
         self.0

@@ -145,7 +145,7 @@ pub fn apis_from_documents(
 }
 
 /// [`apis_from_documents`], kept compact for comparing later (see [`StoredApi`]).
-fn stored_apis_from_documents(
+pub(crate) fn stored_apis_from_documents(
     docs: &[Value],
     source: &str,
     selection: &Selection,
@@ -171,19 +171,14 @@ fn each_api(
     mut found: impl FnMut(ApiDef),
 ) -> Result<()> {
     for (index, doc) in docs.iter().enumerate() {
-        let at = if index == 0 {
-            source.to_string()
-        } else {
-            format!("{source} (document {})", index + 1)
-        };
-        if doc.get("openapi").is_some() && doc.get("components").is_some() {
+        let at = document_at(source, index);
+        if is_openapi(doc) {
             for api in apis_from_openapi(doc, &at, selection)?.into_values() {
                 found(api);
             }
             continue;
         }
-        let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
-        match kind {
+        match kind_of(doc) {
             "CustomResourceDefinition" => {
                 if let Some(api) = crd_from_value(doc, &at, selection)? {
                     found(api);
@@ -210,6 +205,64 @@ fn each_api(
         }
     }
     Ok(())
+}
+
+/// How messages name a file's document at `index`.
+fn document_at(source: &str, index: usize) -> String {
+    if index == 0 {
+        source.to_string()
+    } else {
+        format!("{source} (document {})", index + 1)
+    }
+}
+
+fn is_openapi(doc: &impl JsonView) -> bool {
+    doc.get("openapi").is_some() && doc.get("components").is_some()
+}
+
+fn kind_of<V: JsonView>(doc: &V) -> &str {
+    doc.get("kind").and_then(V::as_str).unwrap_or("")
+}
+
+/// The CRDs of a block-YAML file (see [`block_yaml`](super::block_yaml)) read into the tree
+/// that borrows its scalars (see [`json_view`](super::json_view)), when every document is a
+/// CRD: the common case (a chart's or an operator's `crds/` directory) and the costly one.
+/// `None` for anything else, which [`parse_documents`] and [`each_api`] read (and report on)
+/// as always; for CRDs both give the same.
+pub(crate) fn crds_from_block_yaml(
+    text: &str,
+    source: &str,
+    selection: &Selection,
+) -> Option<Result<BTreeMap<String, StoredApi>>> {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        return None;
+    }
+    let docs = super::block_yaml::parse_borrowed(text)?;
+    if docs.is_empty()
+        || docs
+            .iter()
+            .any(|doc| is_openapi(doc) || kind_of(doc) != "CustomResourceDefinition")
+    {
+        return None;
+    }
+    let mut apis = BTreeMap::new();
+    for (index, doc) in docs.iter().enumerate() {
+        let metadata = doc.get("metadata").map(JsonView::to_value);
+        let crd = CrdParts {
+            api_version: doc.get("apiVersion").and_then(Json::as_str),
+            metadata: metadata.as_ref(),
+            spec: doc.get("spec"),
+        };
+        match crd_from_parts(crd, &document_at(source, index), selection) {
+            Ok(Some(api)) => {
+                apis.insert(api.name.clone(), StoredApi::crd(&api));
+            }
+            Ok(None) => {}
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok(apis))
 }
 
 fn not_a_crd(doc: &Value, at: &str) -> Error {
@@ -716,6 +769,9 @@ fn load_one_file(
         std::fs::File::open(file).and_then(|mut f| f.read_to_string(text))
     }
     .map_err(|e| bad_input(&name, e))?;
+    if let Some(found) = crds_from_block_yaml(text, &name, selection) {
+        return found;
+    }
     let docs = parse_documents(text, &name)?;
     if docs.is_empty() {
         return Err(bad_input(&name, "contains no documents"));

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 use super::*;
 use crate::schema::diff::{Class, diff_api};
 use crate::schema::load::{
-    Selection, apis_from_documents, crd_from_spec_text, crd_from_value, parse_documents,
+    Selection, apis_from_documents, crd_from_spec_text, crd_from_value, crds_from_block_yaml,
+    parse_documents, stored_apis_from_documents,
 };
 use crate::schema::model::{ApiDef, Schema, SchemaNode, parse_crd_schema};
 use crate::schema::validate::validate_object;
@@ -1228,6 +1229,33 @@ mod properties {
         "subresources",
     ];
 
+    /// What a file's stored APIs hold (or its error), to compare two ways of reading it.
+    fn defs(
+        read: crate::error::Result<BTreeMap<String, crate::schema::stored::StoredApi>>,
+    ) -> String {
+        let read = read.map(|apis| {
+            apis.iter()
+                .map(|(name, api)| (name.clone(), api.def().into_owned()))
+                .collect::<Vec<_>>()
+        });
+        format!("{read:?}")
+    }
+
+    /// The CRD manifest of a generated schema, and a copy in which one key of one object of
+    /// its spec is set to random JSON (mostly breaking it).
+    fn manifest_and_garbled() -> impl Strategy<Value = (Value, Value)> {
+        let garbage = crate::output::tests::json_value();
+        let key = prop::sample::select(GARBLED_KEYS);
+        (root(), garbage, any::<prop::sample::Index>(), key).prop_map(|(s, garbage, place, key)| {
+            let manifest = manifest_with(&s);
+            let mut garbled = manifest.clone();
+            let mut objects = Vec::new();
+            object_pointers(&garbled["spec"], "/spec".to_string(), &mut objects);
+            garbled.pointer_mut(place.get::<String>(&objects)).unwrap()[key] = garbage;
+            (manifest, garbled)
+        })
+    }
+
     /// JSON pointers of every object in `value`.
     fn object_pointers(value: &Value, at: String, out: &mut Vec<String>) {
         match value {
@@ -1490,17 +1518,8 @@ mod properties {
         /// manifest, valid or broken anywhere in its spec, reads as its `Value` reads.
         #[test]
         fn a_spec_read_from_text_reads_as_its_value_reads(
-            s in root(),
-            garbage in crate::output::tests::json_value(),
-            place in any::<prop::sample::Index>(),
-            key in prop::sample::select(GARBLED_KEYS),
+            (manifest, garbled) in manifest_and_garbled(),
         ) {
-            let manifest = manifest_with(&s);
-            let mut garbled = manifest.clone();
-            let mut objects = Vec::new();
-            object_pointers(&garbled["spec"], "/spec".to_string(), &mut objects);
-            let target = place.get(&objects);
-            garbled.pointer_mut(target).unwrap()[key] = garbage;
             for manifest in [manifest, garbled] {
                 let mut members = manifest.as_object().unwrap().clone();
                 let spec = serde_json::to_vec_pretty(&members.remove("spec").unwrap()).unwrap();
@@ -1511,6 +1530,28 @@ mod properties {
                 let direct = crd_from_value(&manifest, "m", &Selection::default());
                 let from_text = crd_from_spec_text(&members, &spec, "m", &Selection::default());
                 prop_assert_eq!(format!("{:?}", from_text), format!("{:?}", Some(direct)));
+            }
+        }
+
+        /// Files of block-YAML CRDs are read into that tree too: one CRD and a second,
+        /// broken document read as `parse_documents` and the `Value` reader read them.
+        #[test]
+        fn block_yaml_crds_read_as_their_values_read(
+            (manifest, garbled) in manifest_and_garbled(),
+        ) {
+            let one = serde_saphyr::to_string(&manifest).unwrap();
+            let two = format!("{one}---\n{}", serde_saphyr::to_string(&garbled).unwrap());
+            let selection = Selection::default();
+            let read = |text: &str| {
+                let fast = crds_from_block_yaml(text, "f.yaml", &selection).map(defs);
+                let docs = parse_documents(text, "f.yaml");
+                let ordinary = docs.and_then(|d| stored_apis_from_documents(&d, "f.yaml", &selection));
+                (fast, defs(ordinary))
+            };
+            let (fast, ordinary) = read(&one);
+            prop_assert_eq!(fast, Some(ordinary));
+            if let (Some(fast), ordinary) = read(&two) {
+                prop_assert_eq!(fast, ordinary);
             }
         }
 
