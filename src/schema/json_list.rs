@@ -62,8 +62,10 @@ fn each_item_read_by(
             loop {
                 text.forget_read();
                 text.value()?;
+                // Checked as UTF-8 once: serde_json then reads each string without checking it
+                // again (from a slice, it checks every string on its own).
                 item(Compact {
-                    bytes: &text.compact,
+                    text: std::str::from_utf8(&text.compact).ok()?,
                     commas: &text.commas,
                 })?;
                 if text.comma_or(b']')? {
@@ -83,16 +85,16 @@ fn each_item_read_by(
 
 /// One value of the text, without blanks.
 pub struct Compact<'a> {
-    pub bytes: &'a [u8],
+    pub text: &'a str,
     /// Where the commas between its own members or elements are (not those nested deeper).
     commas: &'a [usize],
 }
 
 impl<'a> Compact<'a> {
-    /// Calls `member` with the key and the bytes of each member of this value, which must be
+    /// Calls `member` with the key and the text of each member of this value, which must be
     /// an object (with no key repeated). `None` as for [`each_item`].
-    pub fn each_member(&self, mut member: impl FnMut(&str, &'a [u8]) -> Option<()>) -> Option<()> {
-        let inside = self.bytes.strip_prefix(b"{")?.strip_suffix(b"}")?;
+    pub fn each_member(&self, mut member: impl FnMut(&str, &'a str) -> Option<()>) -> Option<()> {
+        let inside = self.text.strip_prefix('{')?.strip_suffix('}')?;
         if inside.is_empty() {
             return Some(());
         }
@@ -101,9 +103,9 @@ impl<'a> Compact<'a> {
         // Commas are counted from the opening brace, which `inside` leaves out.
         for end in self.commas.iter().map(|c| c - 1).chain([inside.len()]) {
             let pair = inside.get(start..end)?;
-            let key_end = string_len(pair)?;
-            let key: String = serde_json::from_slice(&pair[..key_end]).ok()?;
-            let value = pair[key_end..].strip_prefix(b":")?;
+            let key_end = string_len(pair.as_bytes())?;
+            let key: String = serde_json::from_str(&pair[..key_end]).ok()?;
+            let value = pair[key_end..].strip_prefix(':')?;
             member(&key, value)?;
             if !keys.insert(key) {
                 return None;
@@ -413,7 +415,7 @@ mod tests {
         let mut results = [1, 2, 3, 7, CHUNK].map(|chunk| {
             let mut items = Vec::new();
             let outline = each_item_read_by(text.as_bytes(), chunk, |item| {
-                items.push(serde_json::from_slice(item.bytes).ok()?);
+                items.push(serde_json::from_str(item.text).ok()?);
                 Some(())
             })?;
             Some((items, outline.keys.into_iter().collect(), outline.kind))
@@ -498,8 +500,8 @@ mod tests {
         let list = format!(r#"{{"items": [{items}]}}"#);
         each_item(list.as_bytes(), |item| {
             let mut members = Vec::new();
-            let read = item.each_member(|key, bytes| {
-                members.push((key.to_string(), String::from_utf8(bytes.to_vec()).unwrap()));
+            let read = item.each_member(|key, text| {
+                members.push((key.to_string(), text.to_string()));
                 Some(())
             });
             found.push(read.map(|()| members));

@@ -303,11 +303,11 @@ struct CrdParts<'a, S> {
 /// [`json_view`](super::json_view)). `None` when `spec` is not JSON.
 pub(crate) fn crd_from_spec_text(
     members: &serde_json::Map<String, Value>,
-    spec: &[u8],
+    spec: &str,
     at: &str,
     selection: &Selection,
 ) -> Option<Result<Option<ApiDef>>> {
-    let spec: Json = serde_json::from_slice(spec).ok()?;
+    let spec: Json = serde_json::from_str(spec).ok()?;
     let crd = CrdParts {
         api_version: members.get("apiVersion").and_then(Value::as_str),
         metadata: members.get("metadata"),
@@ -873,7 +873,7 @@ fn stream_json_list(
             if key == "spec" {
                 spec = Some(value);
             } else {
-                members.insert(key.to_string(), serde_json::from_slice(value).ok()?);
+                members.insert(key.to_string(), serde_json::from_str(value).ok()?);
             }
             Some(())
         })?;
@@ -895,7 +895,7 @@ fn stream_json_list(
             let api = crd_from_spec_text(&members, spec, &item_at, selection)?.ok()?;
             Some(api.map(|api| StoredApi::crd(&api)))
         };
-        let cell = seen.cell(spec);
+        let cell = seen.cell(spec.as_bytes());
         let mut members = Some(members);
         let first = cell.get_or_init(|| {
             Some(SeenCrd {
