@@ -789,22 +789,21 @@ impl LcdWalk<'_> {
                 names.extend(required.iter().copied());
             }
             for name in names {
-                let child_path = format!("{path}.{name}");
+                // This runs for every property of every API: the path is built without
+                // `format!`, and the sources' labels are collected only for a dropped field.
+                let mut child_path = String::with_capacity(path.len() + 1 + name.len());
+                child_path.push_str(path);
+                child_path.push('.');
+                child_path.push_str(name);
                 let slots: Vec<Slot> = nodes.iter().map(|n| slot(n, name)).collect();
-                let having: Vec<String> = slots
-                    .iter()
-                    .zip(self.labels)
-                    .filter(|(s, _)| matches!(s, Slot::Schema(_)))
-                    .map(|(_, l)| l.clone())
-                    .collect();
                 let is_required = required.contains(name);
-                let unknown_in: Vec<&str> = slots
-                    .iter()
-                    .zip(self.labels)
-                    .filter(|(s, _)| matches!(s, Slot::Unknown))
-                    .map(|(_, l)| l.as_str())
-                    .collect();
-                let outcome = if !unknown_in.is_empty() {
+                let outcome = if slots.iter().any(|s| matches!(s, Slot::Unknown)) {
+                    let unknown_in: Vec<&str> = slots
+                        .iter()
+                        .zip(self.labels)
+                        .filter(|(s, _)| matches!(s, Slot::Unknown))
+                        .map(|(_, l)| l.as_str())
+                        .collect();
                     Err(vec![(
                         child_path.clone(),
                         format!("not a field in {}", unknown_in.join(", ")),
@@ -882,10 +881,16 @@ impl LcdWalk<'_> {
                             reason +=
                                 &format!(" (kept declared but unsettable, because {because})");
                         }
+                        let having = slots
+                            .iter()
+                            .zip(self.labels)
+                            .filter(|(s, _)| matches!(s, Slot::Schema(_)))
+                            .map(|(_, l)| l.clone())
+                            .collect();
                         self.dropped.push(Dropped {
                             version: self.version.clone(),
                             path: child_path.clone(),
-                            sources: having.clone(),
+                            sources: having,
                             reason,
                         });
                     }
