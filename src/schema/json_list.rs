@@ -368,6 +368,13 @@ impl<R: Read> Pieces<R> {
             let rest = &self.buffer[index..];
             let mut skip = 0;
             loop {
+                // Deep indentation (most of a pretty-printed schema) goes 32 at a time.
+                while let Some(block) = rest.get(skip..skip + 32) {
+                    if <[u8; 32]>::try_from(block).expect("32 bytes") != [b' '; 32] {
+                        break;
+                    }
+                    skip += 32;
+                }
                 while let Some(word) = rest.get(skip..skip + 8) {
                     // How many of the eight bytes are spaces before anything else.
                     let other = u64::from_le_bytes(word.try_into().expect("eight bytes"))
@@ -538,22 +545,36 @@ mod tests {
         );
     }
 
+    /// `value` as JSON text, compact for an `indent` of 0, else pretty-printed with that many
+    /// spaces per level (deep indentation is read in blocks of 32).
+    fn indented(value: &Value, indent: usize) -> String {
+        use serde::Serialize;
+        if indent == 0 {
+            return serde_json::to_string(value).unwrap();
+        }
+        let spaces = vec![b' '; indent];
+        let formatter = serde_json::ser::PrettyFormatter::with_indent(&spaces);
+        let mut text = Vec::new();
+        value
+            .serialize(&mut serde_json::Serializer::with_formatter(
+                &mut text, formatter,
+            ))
+            .unwrap();
+        String::from_utf8(text).unwrap()
+    }
+
     proptest::proptest! {
         #[test]
         fn members_and_items_come_back_as_serde_json_reads_them(
             members in proptest::collection::btree_map(
                 "(?s).{0,6}", crate::output::tests::json_value(), 0..5),
             items in proptest::collection::vec(crate::output::tests::json_value(), 0..5),
-            pretty: bool,
+            indent in 0usize..20,
         ) {
             let mut object: serde_json::Map<String, Value> = members.into_iter().collect();
             object.insert("items".into(), Value::Array(items.clone()));
             let object = Value::Object(object);
-            let text = if pretty {
-                serde_json::to_string_pretty(&object).unwrap()
-            } else {
-                serde_json::to_string(&object).unwrap()
-            };
+            let text = indented(&object, indent);
             // What serde_json reads back, which is not always what it wrote (floats).
             let object: Value = serde_json::from_str(&text).unwrap();
             let (read_items, keys, kind) = read(&text).unwrap();
@@ -568,14 +589,10 @@ mod tests {
         fn members_of_items_are_as_serde_json_reads_them(
             item in proptest::collection::btree_map(
                 "(?s).{0,6}", crate::output::tests::json_value(), 0..5),
-            pretty: bool,
+            indent in 0usize..20,
         ) {
             let item = Value::Object(item.into_iter().collect());
-            let text = if pretty {
-                serde_json::to_string_pretty(&item).unwrap()
-            } else {
-                serde_json::to_string(&item).unwrap()
-            };
+            let text = indented(&item, indent);
             let [members] = &members(&text)[..] else { panic!("one item") };
             let members: serde_json::Map<String, Value> = members
                 .clone()
