@@ -116,15 +116,27 @@ fn schema_errors(source: &str, what: &str, errors: &[SchemaError]) -> Error {
 
 /// Splits a file's text into documents: JSON (one value) or YAML (any number of documents).
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Value>> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| bad_input(source, format!("invalid JSON: {e}")))?;
-        return Ok(vec![value]);
+    if looks_like_json(text) {
+        return parse_json_document(text, source).map(|doc| vec![doc]);
     }
     if let Some(docs) = super::block_yaml::parse_documents(text) {
         return Ok(docs);
     }
+    parse_yaml_documents(text, source)
+}
+
+/// Whether a file's text is read as one JSON value rather than as YAML.
+fn looks_like_json(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    trimmed.starts_with('{') || trimmed.starts_with('[')
+}
+
+fn parse_json_document(text: &str, source: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| bad_input(source, format!("invalid JSON: {e}")))
+}
+
+/// YAML documents read by serde-saphyr, the reference reader, without the empty ones.
+fn parse_yaml_documents(text: &str, source: &str) -> Result<Vec<Value>> {
     let docs: Vec<Value> = serde_saphyr::from_multiple(text)
         .map_err(|e| bad_input(source, format!("invalid YAML: {e}")))?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
@@ -144,9 +156,10 @@ pub fn apis_from_documents(
     Ok(apis)
 }
 
-/// [`apis_from_documents`], kept compact for comparing later (see [`StoredApi`]).
-pub(crate) fn stored_apis_from_documents(
-    docs: &[Value],
+/// [`apis_from_documents`], kept compact for comparing later (see [`StoredApi`]). The
+/// documents may be in either tree (see [`json_view`](super::json_view)).
+pub(crate) fn stored_apis_from_documents<D: JsonView>(
+    docs: &[D],
     source: &str,
     selection: &Selection,
 ) -> Result<BTreeMap<String, StoredApi>> {
@@ -164,8 +177,8 @@ pub(crate) fn stored_apis_from_documents(
 }
 
 /// Calls `found` with each selected API of the documents, in order; stops at the first error.
-fn each_api(
-    docs: &[Value],
+fn each_api<D: JsonView>(
+    docs: &[D],
     source: &str,
     selection: &Selection,
     mut found: impl FnMut(ApiDef),
@@ -173,7 +186,11 @@ fn each_api(
     for (index, doc) in docs.iter().enumerate() {
         let at = document_at(source, index);
         if is_openapi(doc) {
-            for api in apis_from_openapi(doc, &at, selection)?.into_values() {
+            let doc = match doc.as_serde_value() {
+                Some(value) => std::borrow::Cow::Borrowed(value),
+                None => std::borrow::Cow::Owned(doc.to_value()),
+            };
+            for api in apis_from_openapi(&doc, &at, selection)?.into_values() {
                 found(api);
             }
             continue;
@@ -185,15 +202,10 @@ fn each_api(
                 }
             }
             "List" | "CustomResourceDefinitionList" => {
-                let items = doc
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
+                let items = doc.get("items").and_then(D::as_array).unwrap_or_default();
                 for (i, item) in items.iter().enumerate() {
                     let item_at = format!("{at} items[{i}]");
-                    if item.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition")
-                    {
+                    if item.get("kind").and_then(D::as_str) != Some("CustomResourceDefinition") {
                         return Err(not_a_crd(item, &item_at));
                     }
                     if let Some(api) = crd_from_value(item, &item_at, selection)? {
@@ -224,50 +236,9 @@ fn kind_of<V: JsonView>(doc: &V) -> &str {
     doc.get("kind").and_then(V::as_str).unwrap_or("")
 }
 
-/// The CRDs of a block-YAML file (see [`block_yaml`](super::block_yaml)) read into the tree
-/// that borrows its scalars (see [`json_view`](super::json_view)), when every document is a
-/// CRD: the common case (a chart's or an operator's `crds/` directory) and the costly one.
-/// `None` for anything else, which [`parse_documents`] and [`each_api`] read (and report on)
-/// as always; for CRDs both give the same.
-pub(crate) fn crds_from_block_yaml(
-    text: &str,
-    source: &str,
-    selection: &Selection,
-) -> Option<Result<BTreeMap<String, StoredApi>>> {
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
-        return None;
-    }
-    let docs = super::block_yaml::parse_borrowed(text)?;
-    if docs.is_empty()
-        || docs
-            .iter()
-            .any(|doc| is_openapi(doc) || kind_of(doc) != "CustomResourceDefinition")
-    {
-        return None;
-    }
-    let mut apis = BTreeMap::new();
-    for (index, doc) in docs.iter().enumerate() {
-        let metadata = doc.get("metadata").map(JsonView::to_value);
-        let crd = CrdParts {
-            api_version: doc.get("apiVersion").and_then(Json::as_str),
-            metadata: metadata.as_ref(),
-            spec: doc.get("spec"),
-        };
-        match crd_from_parts(crd, &document_at(source, index), selection) {
-            Ok(Some(api)) => {
-                apis.insert(api.name.clone(), StoredApi::crd(&api));
-            }
-            Ok(None) => {}
-            Err(e) => return Some(Err(e)),
-        }
-    }
-    Some(Ok(apis))
-}
-
-fn not_a_crd(doc: &Value, at: &str) -> Error {
-    let kind = doc.get("kind").and_then(Value::as_str);
-    let api_version = doc.get("apiVersion").and_then(Value::as_str);
+fn not_a_crd<V: JsonView>(doc: &V, at: &str) -> Error {
+    let kind = doc.get("kind").and_then(V::as_str);
+    let api_version = doc.get("apiVersion").and_then(V::as_str);
     let what = match (api_version, kind) {
         (Some(a), Some(k)) => format!("a {k} ({a})"),
         (None, Some(k)) => format!("a {k} without apiVersion"),
@@ -282,19 +253,24 @@ fn not_a_crd(doc: &Value, at: &str) -> Error {
 }
 
 /// One CRD manifest (apiextensions.k8s.io/v1), or `None` when it is not selected.
-pub fn crd_from_value(doc: &Value, at: &str, selection: &Selection) -> Result<Option<ApiDef>> {
+pub fn crd_from_value<V: JsonView>(
+    doc: &V,
+    at: &str,
+    selection: &Selection,
+) -> Result<Option<ApiDef>> {
     let crd = CrdParts {
-        api_version: doc.get("apiVersion").and_then(Value::as_str),
+        api_version: doc.get("apiVersion").and_then(V::as_str),
         metadata: doc.get("metadata"),
         spec: doc.get("spec"),
     };
     crd_from_parts(crd, at, selection)
 }
 
-/// The parts of a CRD manifest that make its API; the spec may be read into either tree.
-struct CrdParts<'a, S> {
+/// The parts of a CRD manifest that make its API; metadata and spec may be in either tree
+/// (a List item's spec is read apart from its other members).
+struct CrdParts<'a, M, S> {
     api_version: Option<&'a str>,
-    metadata: Option<&'a Value>,
+    metadata: Option<&'a M>,
     spec: Option<&'a S>,
 }
 
@@ -322,8 +298,8 @@ fn text<V: JsonView>(v: Option<&V>) -> Option<String> {
 }
 
 /// [`crd_from_value`], from the parts of the manifest.
-fn crd_from_parts<S: JsonView>(
-    crd: CrdParts<'_, S>,
+fn crd_from_parts<M: JsonView, S: JsonView>(
+    crd: CrdParts<'_, M, S>,
     at: &str,
     selection: &Selection,
 ) -> Result<Option<ApiDef>> {
@@ -769,14 +745,28 @@ fn load_one_file(
         std::fs::File::open(file).and_then(|mut f| f.read_to_string(text))
     }
     .map_err(|e| bad_input(&name, e))?;
-    if let Some(found) = crds_from_block_yaml(text, &name, selection) {
-        return found;
+    // As `parse_documents` reads, but block YAML (the usual form of CRD files) stays in the
+    // tree that borrows its scalars.
+    if looks_like_json(text) {
+        let doc = parse_json_document(text, &name)?;
+        return stored_apis_of_file(&[doc], &name, selection);
     }
-    let docs = parse_documents(text, &name)?;
+    match super::block_yaml::parse_borrowed(text) {
+        Some(docs) => stored_apis_of_file(&docs, &name, selection),
+        None => stored_apis_of_file(&parse_yaml_documents(text, &name)?, &name, selection),
+    }
+}
+
+/// [`stored_apis_from_documents`] for a whole file, which must hold a document.
+fn stored_apis_of_file<D: JsonView>(
+    docs: &[D],
+    name: &str,
+    selection: &Selection,
+) -> Result<BTreeMap<String, StoredApi>> {
     if docs.is_empty() {
-        return Err(bad_input(&name, "contains no documents"));
+        return Err(bad_input(name, "contains no documents"));
     }
-    stored_apis_from_documents(&docs, &name, selection)
+    stored_apis_from_documents(docs, name, selection)
 }
 
 /// Whether two files hold the very same bytes (read in pieces, so neither is held whole).

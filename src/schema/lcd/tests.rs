@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use super::*;
 use crate::schema::diff::{Class, diff_api};
 use crate::schema::load::{
-    Selection, apis_from_documents, crd_from_spec_text, crd_from_value, crds_from_block_yaml,
-    parse_documents, stored_apis_from_documents,
+    Selection, apis_from_documents, crd_from_spec_text, crd_from_value, parse_documents,
+    stored_apis_from_documents,
 };
 use crate::schema::model::{ApiDef, Schema, SchemaNode, parse_crd_schema};
 use crate::schema::validate::validate_object;
@@ -1533,25 +1533,30 @@ mod properties {
             }
         }
 
-        /// Files of block-YAML CRDs are read into that tree too: one CRD and a second,
-        /// broken document read as `parse_documents` and the `Value` reader read them.
+        /// Block-YAML files are read into that tree too: a CRD, a file with a second, broken
+        /// document, and a List of both read as from the `Value`s of `parse_documents`.
         #[test]
-        fn block_yaml_crds_read_as_their_values_read(
+        fn block_yaml_documents_read_as_their_values_read(
             (manifest, garbled) in manifest_and_garbled(),
         ) {
             let one = serde_saphyr::to_string(&manifest).unwrap();
             let two = format!("{one}---\n{}", serde_saphyr::to_string(&garbled).unwrap());
+            let list = json!({"apiVersion": "v1", "kind": "List", "items": [manifest, garbled]});
+            let three = serde_saphyr::to_string(&list).unwrap();
             let selection = Selection::default();
             let read = |text: &str| {
-                let fast = crds_from_block_yaml(text, "f.yaml", &selection).map(defs);
+                let borrowed = crate::schema::block_yaml::parse_borrowed(text)
+                    .map(|d| defs(stored_apis_from_documents(&d, "f.yaml", &selection)));
                 let docs = parse_documents(text, "f.yaml");
-                let ordinary = docs.and_then(|d| stored_apis_from_documents(&d, "f.yaml", &selection));
-                (fast, defs(ordinary))
+                let values = docs.and_then(|d| stored_apis_from_documents(&d, "f.yaml", &selection));
+                (borrowed, defs(values))
             };
-            let (fast, ordinary) = read(&one);
-            prop_assert_eq!(fast, Some(ordinary));
-            if let (Some(fast), ordinary) = read(&two) {
-                prop_assert_eq!(fast, ordinary);
+            let (borrowed, values) = read(&one);
+            prop_assert_eq!(borrowed, Some(values));
+            for text in [two, three] {
+                if let (Some(borrowed), values) = read(&text) {
+                    prop_assert_eq!(borrowed, values);
+                }
             }
         }
 
