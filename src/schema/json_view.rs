@@ -149,9 +149,7 @@ impl<'a> JsonMap<'a> {
         });
         JsonMap(members)
     }
-}
 
-impl<'a> JsonMap<'a> {
     /// The members as they are, sorted; `None` when a key is repeated.
     pub fn from_unique(mut members: Vec<(Cow<'a, str>, Json<'a>)>) -> Option<Self> {
         members.sort_unstable_by(|a, b| a.0.cmp(&b.0));

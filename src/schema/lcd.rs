@@ -407,6 +407,19 @@ enum Slot<'s> {
     Unknown,
 }
 
+/// The labels of the sources whose slot is `wanted`.
+fn labels_where<'l>(
+    slots: &[Slot<'_>],
+    labels: &'l [String],
+    wanted: impl Fn(&Slot<'_>) -> bool,
+) -> impl Iterator<Item = &'l String> {
+    slots
+        .iter()
+        .zip(labels)
+        .filter(move |(s, _)| wanted(s))
+        .map(|(_, l)| l)
+}
+
 fn slot<'s>(parent: &'s Schema, name: &str) -> Slot<'s> {
     if let Some(s) = parent.properties.get(name) {
         Slot::Schema(s)
@@ -798,12 +811,10 @@ impl LcdWalk<'_> {
                 let slots: Vec<Slot> = nodes.iter().map(|n| slot(n, name)).collect();
                 let is_required = required.contains(name);
                 let outcome = if slots.iter().any(|s| matches!(s, Slot::Unknown)) {
-                    let unknown_in: Vec<&str> = slots
-                        .iter()
-                        .zip(self.labels)
-                        .filter(|(s, _)| matches!(s, Slot::Unknown))
-                        .map(|(_, l)| l.as_str())
-                        .collect();
+                    let unknown_in: Vec<&str> =
+                        labels_where(&slots, self.labels, |s| matches!(s, Slot::Unknown))
+                            .map(String::as_str)
+                            .collect();
                     Err(vec![(
                         child_path.clone(),
                         format!("not a field in {}", unknown_in.join(", ")),
@@ -881,12 +892,10 @@ impl LcdWalk<'_> {
                             reason +=
                                 &format!(" (kept declared but unsettable, because {because})");
                         }
-                        let having = slots
-                            .iter()
-                            .zip(self.labels)
-                            .filter(|(s, _)| matches!(s, Slot::Schema(_)))
-                            .map(|(_, l)| l.clone())
-                            .collect();
+                        let having =
+                            labels_where(&slots, self.labels, |s| matches!(s, Slot::Schema(_)))
+                                .cloned()
+                                .collect();
                         self.dropped.push(Dropped {
                             version: self.version.clone(),
                             path: child_path.clone(),
