@@ -10,8 +10,8 @@
 //! carriage returns, and every error. The caller then reads the file with serde-saphyr, which
 //! stays the reference: its values and its error messages. `tests` compare the two.
 //!
-//! It reads into [`Json`], whose plain scalars and keys borrow from the text; CRD files are
-//! read from that tree directly, everything else as the `Value`s it turns into.
+//! It reads into [`Json`], whose plain scalars and keys borrow from the text; the loader reads
+//! files from that tree directly, [`parse_documents`] gives the `Value`s it turns into.
 use std::borrow::Cow;
 
 use serde_json::{Number, Value};
