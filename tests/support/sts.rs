@@ -83,7 +83,7 @@ impl Pair {
         let claims: Api<PersistentVolumeClaim> = Api::namespaced(self.a.clone(), self.ns());
         let expected = replicas as usize * templates.len();
         poll_until(Duration::from_secs(60), "claims bound in A", || async {
-            let list = claims.list(&ListParams::default()).await.unwrap().items;
+            let list = list(&claims).await;
             list.len() == expected
                 && list
                     .iter()
@@ -109,7 +109,7 @@ impl Pair {
         let claims: Api<PersistentVolumeClaim> = Api::namespaced(c.clone(), self.ns());
         let pvs: Api<PersistentVolume> = Api::all(c.clone());
         let mut out = BTreeMap::new();
-        for claim in claims.list(&ListParams::default()).await.unwrap().items {
+        for claim in list(&claims).await {
             let volume = claim.spec.and_then(|s| s.volume_name).unwrap_or_default();
             let path = pvs
                 .get(&volume)
@@ -140,16 +140,16 @@ impl Pair {
         let mut out = BTreeMap::new();
         for (label, c) in [("a", &self.a), ("b", &self.b)] {
             let ns = self.ns();
-            for s in list(Api::<StatefulSet>::namespaced(c.clone(), ns)).await {
+            for s in list(&Api::<StatefulSet>::namespaced(c.clone(), ns)).await {
                 out.insert(object_key(label, "sts", &s), written_state(&s));
             }
-            for s in list(Api::<PersistentVolumeClaim>::namespaced(c.clone(), ns)).await {
+            for s in list(&Api::<PersistentVolumeClaim>::namespaced(c.clone(), ns)).await {
                 out.insert(object_key(label, "pvc", &s), written_state(&s));
             }
-            for s in list(Api::<ConfigMap>::namespaced(c.clone(), ns)).await {
+            for s in list(&Api::<ConfigMap>::namespaced(c.clone(), ns)).await {
                 out.insert(object_key(label, "cm", &s), written_state(&s));
             }
-            for s in list(Api::<PersistentVolume>::all(c.clone())).await {
+            for s in list(&Api::<PersistentVolume>::all(c.clone())).await {
                 let claim_ns = s
                     .spec
                     .as_ref()
@@ -164,7 +164,8 @@ impl Pair {
     }
 }
 
-async fn list<K>(api: Api<K>) -> Vec<K>
+/// Every object `api` lists.
+async fn list<K>(api: &Api<K>) -> Vec<K>
 where
     K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
 {
