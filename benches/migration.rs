@@ -658,8 +658,10 @@ impl Event {
                 .parse()
                 .unwrap_or_else(|e| panic!("event time is not RFC 3339 ({e}): {line}")),
             event: text("event"),
-            step: text("step"),
-            side: v["side"].as_str().map(str::to_string),
+            // `waiting`, `retrying` and `done` events belong to no step.
+            step: v["step"].as_str().unwrap_or_default().to_string(),
+            // A step's own fields are under `detail`.
+            side: v["detail"]["side"].as_str().map(str::to_string),
             ordinals: v["ordinals"]
                 .as_array()
                 .into_iter()

@@ -19,10 +19,16 @@ _kubectl__migrate() {
             kubectl__migrate,failure-policy)
                 cmd="kubectl__migrate__subcmd__failure__subcmd__policy"
                 ;;
+            kubectl__migrate,help)
+                cmd="kubectl__migrate__subcmd__help"
+                ;;
             kubectl__migrate,schema-diff)
                 cmd="kubectl__migrate__subcmd__schema__subcmd__diff"
                 ;;
             kubectl__migrate,statefulset)
+                cmd="kubectl__migrate__subcmd__statefulset"
+                ;;
+            kubectl__migrate,sts)
                 cmd="kubectl__migrate__subcmd__statefulset"
                 ;;
             kubectl__migrate,version)
@@ -34,8 +40,47 @@ _kubectl__migrate() {
             kubectl__migrate__subcmd__failure__subcmd__policy,explain)
                 cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__explain"
                 ;;
+            kubectl__migrate__subcmd__failure__subcmd__policy,help)
+                cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help"
+                ;;
             kubectl__migrate__subcmd__failure__subcmd__policy,simulate)
                 cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__simulate"
+                ;;
+            kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help,check)
+                cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__check"
+                ;;
+            kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help,explain)
+                cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__explain"
+                ;;
+            kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help,help)
+                cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__help"
+                ;;
+            kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help,simulate)
+                cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__simulate"
+                ;;
+            kubectl__migrate__subcmd__help,failure-policy)
+                cmd="kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy"
+                ;;
+            kubectl__migrate__subcmd__help,help)
+                cmd="kubectl__migrate__subcmd__help__subcmd__help"
+                ;;
+            kubectl__migrate__subcmd__help,schema-diff)
+                cmd="kubectl__migrate__subcmd__help__subcmd__schema__subcmd__diff"
+                ;;
+            kubectl__migrate__subcmd__help,statefulset)
+                cmd="kubectl__migrate__subcmd__help__subcmd__statefulset"
+                ;;
+            kubectl__migrate__subcmd__help,version)
+                cmd="kubectl__migrate__subcmd__help__subcmd__version"
+                ;;
+            kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy,check)
+                cmd="kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy__subcmd__check"
+                ;;
+            kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy,explain)
+                cmd="kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy__subcmd__explain"
+                ;;
+            kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy,simulate)
+                cmd="kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy__subcmd__simulate"
                 ;;
             *)
                 ;;
@@ -44,7 +89,7 @@ _kubectl__migrate() {
 
     case "${cmd}" in
         kubectl__migrate)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version statefulset schema-diff failure-policy version"
+            opts="-n -v -h -V --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version statefulset sts schema-diff failure-policy version help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -77,16 +122,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -100,13 +149,21 @@ _kubectl__migrate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__migrate__subcmd__failure__subcmd__policy)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version simulate explain check"
+        kubectl__migrate__subcmd__failure__subcmd__policy)
+            opts="-o -n -v -h -V --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version simulate explain check help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -134,16 +191,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -157,8 +218,8 @@ _kubectl__migrate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__migrate__subcmd__failure__subcmd__policy__subcmd__check)
-            opts="-f -n -o -v -h -V --filename --k8s-version --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__check)
+            opts="-f -o -n -v -h -V --filename --k8s-version --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -176,6 +237,14 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -203,16 +272,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -226,13 +299,21 @@ _kubectl__migrate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__migrate__subcmd__failure__subcmd__policy__subcmd__explain)
-            opts="-n -o -v -h -V --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__explain)
+            opts="-o -n -v -h -V --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -260,16 +341,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -283,8 +368,78 @@ _kubectl__migrate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__migrate__subcmd__failure__subcmd__policy__subcmd__simulate)
-            opts="-f -n -o -v -h -V --filename --scenario --fail --succeed --k8s-version --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help)
+            opts="simulate explain check help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__explain)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__simulate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__simulate)
+            opts="-f -o -n -v -h -V --filename --scenario --fail --succeed --k8s-version --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -314,6 +469,14 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -341,16 +504,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -364,8 +531,134 @@ _kubectl__migrate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__migrate__subcmd__schema__subcmd__diff)
-            opts="-f -n -o -v -h -V --filename --group --builtin --lcd --object --server --fail-on --ignore --baseline --all --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
+        kubectl__migrate__subcmd__help)
+            opts="statefulset schema-diff failure-policy version help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy)
+            opts="simulate explain check"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy__subcmd__explain)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy__subcmd__simulate)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__schema__subcmd__diff)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__statefulset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__version)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__schema__subcmd__diff)
+            opts="-f -o -n -v -h -V --filename --group --builtin --lcd --object --server --fail-on --ignore --baseline --all --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -414,6 +707,14 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -441,16 +742,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -464,8 +769,8 @@ _kubectl__migrate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__migrate__subcmd__statefulset)
-            opts="-y -n -o -v -h -V --to-context --to-namespace --to-kubeconfig --yes --dry-run --step --batch --timeout --health-check --storage-class-map --copy-dependencies --create-namespace --allow-unhealthy --rollback --status --cleanup --restore-reclaim-policy --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
+        kubectl__migrate__subcmd__statefulset)
+            opts="-y -o -n -v -h -V --to-context --to-namespace --to-kubeconfig --yes --dry-run --step --batch --timeout --health-check --no-health-check --storage-class-map --copy-dependencies --create-namespace --allow-unhealthy --rollback --status --cleanup --rebuild-journal --restore-reclaim-policy --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -514,6 +819,14 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -541,16 +854,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)
@@ -564,13 +881,21 @@ _kubectl__migrate() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        kubectl__subcmd__migrate__subcmd__version)
-            opts="-n -o -v -h -V --client --kubeconfig --context --namespace --output --color --verbose --request-timeout --help --version"
+        kubectl__migrate__subcmd__version)
+            opts="-o -n -v -h -V --client --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "table json yaml" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -598,16 +923,20 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --output)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
-                -o)
-                    COMPREPLY=($(compgen -W "table json yaml markdown" -- "${cur}"))
-                    return 0
-                    ;;
                 --color)
                     COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --request-timeout)

@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # The one command that runs every test: it builds the control plane (cached outside the repo),
 # starts three real local clusters, runs the lint gates and the whole cargo test suite against them,
-# checks install.sh, and stops the clusters afterwards, whatever happened.
+# checks install.sh and the krew install of the release archive, stops the clusters (whatever
+# happened), and fuzzes every input entry point for a bounded time.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
 step() { printf '\n==> %s\n' "$*" >&2; }
+
+# What the tests run besides Rust and Go: a missing one is named before anything is built.
+missing=()
+for tool in go cargo openssl curl script setsid bash zsh fish; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "scripts/test.sh: missing ${missing[*]}: install them first (zsh and fish run the completion tests; on Debian: apt-get install zsh fish)" >&2
+  exit 1
+fi
 
 step "building the control plane (cached after the first run)"
 bin=$(tests/cluster/build.sh)
@@ -34,5 +45,42 @@ PREFIX=$prefix ./install.sh >/dev/null
 "$prefix/bin/kubectl-migrate" --version
 PATH="$prefix/bin:$bin:$PATH" kubectl __complete migrate sta | grep -qx statefulset ||
   { echo "installed kubectl_complete-migrate does not complete" >&2; exit 1; }
+for f in share/bash-completion/completions/kubectl-migrate share/zsh/site-functions/_kubectl-migrate \
+         share/fish/vendor_completions.d/kubectl-migrate.fish share/man/man1/kubectl-migrate.1; do
+  [ -s "$prefix/$f" ] || { echo "install.sh did not install $f into $prefix" >&2; exit 1; }
+done
 rm -rf "$prefix"
+
+step "release archive and krew manifest (scripts/release.sh), installed with krew"
+# krew reads the manifest and the archive from disk (--manifest, --archive) and so needs neither
+# its plugin index nor the network; KREW_NO_UPGRADE_CHECK keeps it from asking for new releases.
+krew_fail() { echo "krew install check: $*" >&2; exit 1; }
+release=$(scripts/release.sh)
+archive=$(sed -n 1p <<<"$release")
+manifest=$(sed -n 2p <<<"$release")
+[ -f "$archive" ] && [ -f "$manifest" ] || krew_fail "release.sh printed '$release', not an archive and a manifest"
+version=$(awk -F'"' '/^\[/ { pkg = ($0 == "[package]") } pkg && /^version *=/ { print $2; exit }' Cargo.toml)
+krew_root=$(mktemp -d)
+(
+  export KREW_ROOT=$krew_root KREW_NO_UPGRADE_CHECK=1 PATH="$krew_root/bin:$bin:$PATH"
+  kubectl krew install --manifest="$manifest" --archive="$archive" ||
+    krew_fail "kubectl krew install failed (KREW_ROOT $krew_root kept)"
+  [ -z "$(ls -A "$krew_root/index")" ] || krew_fail "krew fetched an index into $krew_root/index"
+  [ "$(command -v kubectl-migrate)" = "$krew_root/bin/kubectl-migrate" ] ||
+    krew_fail "kubectl-migrate on PATH is $(command -v kubectl-migrate), not krew's"
+  out=$(kubectl migrate version --client) || krew_fail "kubectl migrate version --client failed: $out"
+  grep -qwF -- "$version" <<<"$out" || krew_fail "kubectl migrate version --client does not say $version: $out"
+  # The manifest's caveats tell users to copy the completion helper; check that it works so.
+  cp "$krew_root/store/migrate/v$version/kubectl_complete-migrate" "$krew_root/bin/" ||
+    krew_fail "the completion helper is not where the caveats say"
+  kubectl __complete migrate sta | grep -qx statefulset ||
+    krew_fail "the completion helper from the krew install does not complete"
+)
+rm -rf "$krew_root"
+
+# Every entry point that reads user input, fuzzed for a bounded time (installs nightly and
+# cargo-fuzz on first use; the corpus grows in a cache outside the repo between runs).
+step "fuzzing every input entry point for ${KM_FUZZ_SECONDS:-10}s each (scripts/fuzz.sh)"
+scripts/fuzz.sh "${KM_FUZZ_SECONDS:-10}"
+
 step "all tests passed"

@@ -1,85 +1,20 @@
-//! The clap definitions. Every subcommand flattens [`GlobalArgs`], because kubectl does not pass
-//! its own global flags to plugins: `kubectl --context x migrate` is rejected by kubectl, so users
-//! write `kubectl migrate ... --context x` and we parse it ourselves.
-use std::path::PathBuf;
+//! The parts of the command line that every subcommand shares: the kubectl-style flags
+//! ([`GlobalArgs`]), the output and colour choices, and value parsers. The root command and each
+//! subcommand's own flags live in `crate::commands`; nothing below the commands layer sees clap.
+//! This module uses no other layer but `cluster` (for the kubeconfig).
+//!
+//! Every subcommand flattens [`GlobalArgs`], because kubectl does not pass its own global flags
+//! to plugins: `kubectl --context x migrate` is rejected by kubectl, so users write
+//! `kubectl migrate ... --context x` and we parse it ourselves.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use clap_complete::engine::ArgValueCandidates;
+use clap::{Args, ValueEnum};
+use clap_complete::engine::{ArgValueCandidates, CompletionCandidate};
 
-use crate::cluster;
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "kubectl-migrate",
-    bin_name = "kubectl migrate",
-    version,
-    about = "Move stateful workloads between Kubernetes clusters, safely",
-    long_about = "Move stateful workloads between Kubernetes clusters, safely.\n\n\
-        Run as a kubectl plugin: `kubectl migrate <command>`. Global kubectl flags such as \
-        --context and --namespace go after the plugin name.",
-    after_help = "Exit codes: 0 success, 1 error, 2 usage error. Subcommands document their own additions.",
-    propagate_version = true,
-    disable_help_subcommand = true
-)]
-pub struct Cli {
-    #[command(flatten)]
-    pub global: GlobalArgs,
-
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Move a StatefulSet to another cluster pod by pod, without downtime (resumable, reversible)
-    #[command(
-        long_about = "Move a StatefulSet to another cluster pod by pod, without downtime, using \
-            spec.ordinals.start. Scales the source down from the top, moves each ordinal's PVCs and \
-            PVs, and scales the destination up from below. Never runs one ordinal in both clusters; \
-            resumable after a crash (rerun the same command) and reversible (--rollback)."
-    )]
-    Statefulset(crate::statefulset::Args),
-
-    /// Compare API schemas (CRDs and built-in types) across clusters or files
-    #[command(
-        name = "schema-diff",
-        long_about = "Compare API schemas (CRDs first, built-in types too) across several clusters \
-            or files, classify every difference as compatible or breaking, and compute the lowest \
-            common denominator schema that every cluster accepts. Exits like `kubectl diff`."
-    )]
-    SchemaDiff(crate::schema::Args),
-
-    /// Simulate and explain Job podFailurePolicy, backoff and per-index behaviour
-    #[command(
-        name = "failure-policy",
-        long_about = "Simulate and explain Job podFailurePolicy, backoffLimit and per-index \
-            behaviour exactly as the Job controller decides, for a chosen Kubernetes version, \
-            validate a Job like the API server, and explain the failed pods of a live Job."
-    )]
-    FailurePolicy(crate::failure_policy::Args),
-
-    /// Print the plugin's version and the version of the cluster it would talk to
-    Version(VersionArgs),
-}
-
-impl Command {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Command::Statefulset(_) => "statefulset",
-            Command::SchemaDiff(_) => "schema-diff",
-            Command::FailurePolicy(_) => "failure-policy",
-            Command::Version(_) => "version",
-        }
-    }
-}
-
-#[derive(Debug, Args)]
-pub struct VersionArgs {
-    /// Print the client version only; do not contact a cluster
-    #[arg(long)]
-    pub client: bool,
-}
+use crate::cluster::{self, Target};
 
 /// The kubectl-style flags that every subcommand understands.
 #[derive(Debug, Clone, Args)]
@@ -91,23 +26,22 @@ pub struct GlobalArgs {
 
     /// The kubeconfig context to use (default: the current context). schema-diff takes it
     /// several times, once per cluster to compare
-    #[arg(long = "context", global = true, value_name = "NAME", action = clap::ArgAction::Append, add = ArgValueCandidates::new(cluster::context_candidates))]
+    #[arg(long = "context", global = true, value_name = "NAME", action = clap::ArgAction::Append, add = ArgValueCandidates::new(context_candidates))]
     pub contexts: Vec<String>,
 
     /// The namespace (default: the context's namespace, else "default")
-    #[arg(short = 'n', long, global = true, value_name = "NS")]
+    #[arg(short = 'n', long, global = true, value_name = "NS", add = ArgValueCandidates::new(namespace_candidates))]
     pub namespace: Option<String>,
-
-    /// Output format for data on stdout
-    #[arg(short = 'o', long, global = true, value_enum, default_value_t = OutputFormat::Table)]
-    pub output: OutputFormat,
 
     /// When to colour output; NO_COLOR in the environment means never, unless "always" is given
     #[arg(long, global = true, value_enum, default_value_t = ColorMode::Auto, value_name = "WHEN")]
     pub color: ColorMode,
 
-    /// More detail on stderr; repeat for more (-vv)
-    #[arg(short = 'v', long, global = true, action = clap::ArgAction::Count)]
+    /// More detail on stderr, as kubectl's -v: -v or -v=1 the steps, -vv or -v=2 more, -v=6
+    /// every API request (method, URL, status, time)
+    #[arg(short = 'v', long = "v", visible_alias = "verbose", global = true, value_name = "LEVEL",
+          num_args = 0..=1, require_equals = false, default_missing_value = "1", default_value_t = 0,
+          value_parser = clap::value_parser!(u8).range(0..=10))]
     pub verbose: u8,
 
     /// How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without
@@ -128,15 +62,259 @@ impl GlobalArgs {
             ))),
         }
     }
+
+    /// The kubeconfig context of the one cluster a command talks to, resolved without the
+    /// network: an unknown context fails here.
+    pub fn target(&self) -> crate::error::Result<Target> {
+        cluster::resolve(self.kubeconfig.as_deref(), self.context()?)
+    }
+
+    /// The namespace to work in on `target`: -n, else the context's own (the one place where
+    /// that default is taken).
+    pub fn namespace_for(&self, target: &Target) -> String {
+        self.namespace
+            .clone()
+            .unwrap_or_else(|| target.namespace.clone())
+    }
+}
+
+/// kubectl writes a verbosity as `-v=6`; we also take `-v` and `-vv` (one and two): the
+/// repeated form becomes `-v=N` before clap sees it, so that `-v` can carry a level.
+pub fn expand_verbosity(args: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    args.into_iter()
+        .map(|arg| match arg.to_str() {
+            Some(a) if a.len() > 2 && a.starts_with('-') && a[1..].bytes().all(|b| b == b'v') => {
+                format!("-v={}", a.len() - 1).into()
+            }
+            _ => arg,
+        })
+        .collect()
+}
+
+/// The words of the command line being completed (kubectl's plugin completion), so that
+/// candidates follow the --kubeconfig, --context and -n typed before the cursor.
+static COMPLETING: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Records the words being completed (see [`context_candidates`] and the others).
+pub fn completing(words: &[std::ffi::OsString]) {
+    let _ = COMPLETING.set(
+        words
+            .iter()
+            .map(|w| w.to_string_lossy().into_owned())
+            .collect(),
+    );
+}
+
+/// The values typed for a flag in the words being completed (`--flag v`, `--flag=v`, `-f v`).
+fn typed(long: &str, short: Option<char>) -> Vec<String> {
+    let words = COMPLETING.get().map(Vec::as_slice).unwrap_or_default();
+    let long = format!("--{long}");
+    let short = short.map(|c| format!("-{c}"));
+    let mut values = Vec::new();
+    for (i, word) in words.iter().enumerate() {
+        if let Some(v) = word.strip_prefix(&format!("{long}=")) {
+            values.push(v.to_string());
+        } else if (word == &long || short.as_ref() == Some(word))
+            && let Some(v) = words.get(i + 1)
+            && !v.is_empty()
+        {
+            values.push(v.clone());
+        }
+    }
+    values
+}
+
+/// The last value typed for a flag, as clap takes it.
+fn last_typed(long: &str, short: Option<char>) -> Option<String> {
+    typed(long, short).pop()
+}
+
+/// Asks the cluster of `context` (or the current one) in `kubeconfig`; what `ask` returns,
+/// nothing when it cannot be reached in a few seconds (a completion must not hang a shell).
+fn ask_cluster<F, Fut>(kubeconfig: Option<String>, context: Option<String>, ask: F) -> Vec<String>
+where
+    F: FnOnce(cluster::Cluster, String) -> Fut,
+    Fut: std::future::Future<Output = Vec<String>>,
+{
+    let Ok(target) = cluster::resolve(kubeconfig.as_deref().map(Path::new), context.as_deref())
+    else {
+        return Vec::new();
+    };
+    let namespace = last_typed("namespace", Some('n')).unwrap_or_else(|| target.namespace.clone());
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return Vec::new();
+    };
+    runtime.block_on(async {
+        let limit = Duration::from_secs(3);
+        match tokio::time::timeout(limit, target.connect(limit)).await {
+            Ok(Ok(cluster)) => tokio::time::timeout(limit, ask(cluster, namespace))
+                .await
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    })
+}
+
+/// The names of the objects `api` lists.
+async fn names<K>(api: kube::Api<K>) -> Vec<String>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned,
+{
+    api.list_metadata(&Default::default())
+        .await
+        .map(|list| {
+            list.items
+                .into_iter()
+                .filter_map(|o| o.metadata.name)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn candidates(names: Vec<String>) -> Vec<CompletionCandidate> {
+    names.into_iter().map(CompletionCandidate::new).collect()
+}
+
+/// Completion candidates for --context: the contexts of the kubeconfig in use.
+pub fn context_candidates() -> Vec<CompletionCandidate> {
+    let kubeconfig = last_typed("kubeconfig", None);
+    cluster::load_kubeconfig(kubeconfig.as_deref().map(Path::new))
+        .map(|(k, _)| candidates(k.contexts.into_iter().map(|c| c.name).collect()))
+        .unwrap_or_default()
+}
+
+/// Completion candidates for --to-context: the contexts of the destination's kubeconfig.
+pub fn to_context_candidates() -> Vec<CompletionCandidate> {
+    let kubeconfig = last_typed("to-kubeconfig", None).or_else(|| last_typed("kubeconfig", None));
+    cluster::load_kubeconfig(kubeconfig.as_deref().map(Path::new))
+        .map(|(k, _)| candidates(k.contexts.into_iter().map(|c| c.name).collect()))
+        .unwrap_or_default()
+}
+
+/// Completion candidates for -n: the namespaces of the (first) --context's cluster.
+pub fn namespace_candidates() -> Vec<CompletionCandidate> {
+    let context = typed("context", None).into_iter().next();
+    candidates(ask_cluster(
+        last_typed("kubeconfig", None),
+        context,
+        |c, _| {
+            names(kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(
+                c.client,
+            ))
+        },
+    ))
+}
+
+/// Completion candidates for --to-namespace: the namespaces of the destination.
+pub fn to_namespace_candidates() -> Vec<CompletionCandidate> {
+    let kubeconfig = last_typed("to-kubeconfig", None).or_else(|| last_typed("kubeconfig", None));
+    candidates(ask_cluster(
+        kubeconfig,
+        last_typed("to-context", None),
+        |c, _| {
+            names(kube::Api::<k8s_openapi::api::core::v1::Namespace>::all(
+                c.client,
+            ))
+        },
+    ))
+}
+
+/// Completion candidates for a StatefulSet's name: those in -n of --context.
+pub fn statefulset_candidates() -> Vec<CompletionCandidate> {
+    candidates(ask_cluster(
+        last_typed("kubeconfig", None),
+        last_typed("context", None),
+        |c, namespace| {
+            names(
+                kube::Api::<k8s_openapi::api::apps::v1::StatefulSet>::namespaced(
+                    c.client, &namespace,
+                ),
+            )
+        },
+    ))
+}
+
+/// Completion candidates for schema-diff's CRD names: those of every --context typed.
+pub fn crd_candidates() -> Vec<CompletionCandidate> {
+    let mut contexts: Vec<Option<String>> = typed("context", None).into_iter().map(Some).collect();
+    if contexts.is_empty() {
+        contexts.push(None);
+    }
+    let mut all = std::collections::BTreeSet::new();
+    for context in contexts {
+        all.extend(ask_cluster(last_typed("kubeconfig", None), context, |c, _| {
+            names(kube::Api::<
+                k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+            >::all(c.client))
+        }));
+    }
+    candidates(all.into_iter().collect())
+}
+
+/// The format of the data a command prints on stdout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Yaml,
+    /// A Markdown table, for pull-request comments (reports only).
+    Markdown,
+}
+
+/// `-o` of the commands that print data: table, json or yaml.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// Output format for data on stdout
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = DataFormat::Table, global = true)]
+    pub format: DataFormat,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
+pub enum DataFormat {
+    Table,
+    Json,
+    Yaml,
+}
+
+/// `-o` of the commands that print a report: also markdown, for pull-request comments.
+#[derive(Debug, Clone, Args)]
+pub struct ReportOutputArgs {
+    /// Output format for data on stdout
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = ReportFormat::Table)]
+    pub format: ReportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
     Table,
     Json,
     Yaml,
     /// A Markdown table, for pull-request comments
     Markdown,
+}
+
+impl OutputArgs {
+    pub fn format(&self) -> OutputFormat {
+        match self.format {
+            DataFormat::Table => OutputFormat::Table,
+            DataFormat::Json => OutputFormat::Json,
+            DataFormat::Yaml => OutputFormat::Yaml,
+        }
+    }
+}
+
+impl ReportOutputArgs {
+    pub fn format(&self) -> OutputFormat {
+        match self.format {
+            ReportFormat::Table => OutputFormat::Table,
+            ReportFormat::Json => OutputFormat::Json,
+            ReportFormat::Yaml => OutputFormat::Yaml,
+            ReportFormat::Markdown => OutputFormat::Markdown,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -146,88 +324,21 @@ pub enum ColorMode {
     Never,
 }
 
-/// Parses durations the way kubectl's --request-timeout does: a bare number is seconds,
-/// otherwise a sequence of number+unit with units h, m, s, ms.
+/// Parses durations the way kubectl's --request-timeout does (see [`crate::duration::parse`]).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    if let Ok(secs) = text.parse::<u64>() {
-        return Ok(Duration::from_secs(secs));
-    }
-    let bad = || format!("invalid duration {text:?}: use e.g. 30s, 1m30s, 500ms or 0");
-    let mut total = Duration::ZERO;
-    let mut rest = text;
-    if rest.is_empty() {
-        return Err(bad());
-    }
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(bad());
-        }
-        let value: f64 = rest[..digits].parse().map_err(|_| bad())?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_len] {
-            "h" => 3600.0,
-            "m" => 60.0,
-            "s" => 1.0,
-            "ms" => 0.001,
-            _ => return Err(bad()),
-        };
-        total += Duration::from_secs_f64(value * scale);
-        rest = &rest[unit_len..];
-    }
-    Ok(total)
+    crate::duration::parse(text)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
     #[test]
-    fn clap_definition_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn durations_parse_like_kubectl() {
-        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2h"), Ok(Duration::from_secs(7200)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        for bad in ["", "s", "5x", "-1s", "1m s", "ms5"] {
-            assert!(parse_duration(bad).is_err(), "{bad:?} should be rejected");
-        }
-    }
-
-    #[test]
-    fn global_flags_are_accepted_after_the_subcommand() {
-        let cli = Cli::try_parse_from([
-            "kubectl-migrate",
-            "version",
-            "--context",
-            "km-a",
-            "-n",
-            "apps",
-            "-o",
-            "json",
-            "--request-timeout",
-            "5s",
-            "-vv",
-        ])
-        .unwrap();
-        assert_eq!(cli.global.context().unwrap(), Some("km-a"));
-        assert_eq!(cli.global.namespace.as_deref(), Some("apps"));
-        assert_eq!(cli.global.output, OutputFormat::Json);
-        assert_eq!(cli.global.request_timeout, Duration::from_secs(5));
-        assert_eq!(cli.global.verbose, 2);
+    fn repeated_vs_become_a_level() {
+        let words = |w: &[&str]| -> Vec<std::ffi::OsString> { w.iter().map(Into::into).collect() };
+        assert_eq!(
+            super::expand_verbosity(words(&[
+                "x", "-vv", "-vvv", "-v", "-v=6", "--v=6", "-vx", "--vv"
+            ])),
+            words(&["x", "-v=2", "-v=3", "-v", "-v=6", "--v=6", "-vx", "--vv"])
+        );
     }
 }

@@ -3,10 +3,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use clap_complete::engine::CompletionCandidate;
 use k8s_openapi::apimachinery::pkg::version::Info;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::{Client, Config};
+
+pub use requests::log_requests_to;
 
 use crate::error::{Error, Result};
 
@@ -21,6 +22,8 @@ pub struct Target {
     pub server: String,
     /// Where the kubeconfig came from, for messages ("KUBECONFIG", a path, ...).
     pub source_desc: String,
+    /// The context's namespace, else "default": where namespaced commands work without -n.
+    pub namespace: String,
     kubeconfig: Kubeconfig,
 }
 
@@ -31,26 +34,82 @@ pub struct Cluster {
     pub server: String,
     pub client: Client,
     pub version: Info,
-    pub default_namespace: String,
     request_timeout: Option<Duration>,
 }
 
 /// Loads the kubeconfig from `path`, or from $KUBECONFIG (merged) / ~/.kube/config.
 pub fn load_kubeconfig(path: Option<&Path>) -> Result<(Kubeconfig, String)> {
-    match path {
-        Some(path) => Kubeconfig::read_from(path)
-            .map(|k| (k, path.display().to_string()))
-            .map_err(|e| Error::Kubeconfig(format!("{}: {e}", path.display()))),
-        None => {
-            let desc = match std::env::var_os("KUBECONFIG") {
-                Some(v) if !v.is_empty() => format!("KUBECONFIG={}", v.to_string_lossy()),
-                _ => "~/.kube/config".to_string(),
-            };
+    let read = |path: &Path| {
+        refuse_odd_utf16(path)?;
+        Kubeconfig::read_from(path).map_err(|source| Error::Kubeconfig {
+            source_desc: path.display().to_string(),
+            source,
+        })
+    };
+    if let Some(path) = path {
+        return read(path).map(|k| (k, path.display().to_string()));
+    }
+    match std::env::var_os("KUBECONFIG") {
+        Some(list) if !list.is_empty() => {
+            let desc = format!("KUBECONFIG={}", list.to_string_lossy());
+            // As kubectl: the files of the list that exist, merged, the first one winning.
+            let mut merged: Option<Kubeconfig> = None;
+            for path in std::env::split_paths(&list).filter(|p| p.exists()) {
+                let next = read(&path)?;
+                merged = Some(match merged {
+                    None => next,
+                    Some(first) => first.merge(next).map_err(|source| Error::Kubeconfig {
+                        source_desc: desc.clone(),
+                        source,
+                    })?,
+                });
+            }
+            match merged {
+                Some(config) => Ok((config, desc)),
+                // Also as kubectl: no file at all is an empty configuration.
+                None => Ok((
+                    Kubeconfig::default(),
+                    format!("{desc} (none of its files exist)"),
+                )),
+            }
+        }
+        _ => {
+            if let Some(home) = std::env::home_dir() {
+                refuse_odd_utf16(&home.join(".kube").join("config"))?;
+            }
             Kubeconfig::read()
-                .map(|k| (k, desc.clone()))
-                .map_err(|e| Error::Kubeconfig(format!("{desc}: {e}")))
+                .map(|k| (k, "~/.kube/config".to_string()))
+                .map_err(|source| Error::Kubeconfig {
+                    source_desc: "~/.kube/config".into(),
+                    source,
+                })
         }
     }
+}
+
+/// kube's reader takes a file that starts with a UTF-16 byte-order mark as UTF-16, and panics
+/// (indexing past the end) when an odd number of bytes follows the mark: such a file is refused
+/// here first. Only regular files are looked at (reading a pipe would consume it); anything
+/// that cannot be read is left to kube to report.
+fn refuse_odd_utf16(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    let mut mark = [0; 2];
+    let read = meta.is_file()
+        && std::fs::File::open(path).is_ok_and(|mut f| f.read_exact(&mut mark).is_ok());
+    if read && matches!(mark, [0xFF, 0xFE] | [0xFE, 0xFF]) && meta.len() % 2 == 1 {
+        let why = "invalid UTF-16: an odd number of bytes after the byte-order mark";
+        return Err(Error::Kubeconfig {
+            source_desc: path.display().to_string(),
+            source: kube::config::KubeconfigError::ReadConfig(
+                std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+                path.into(),
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Picks `context` (or the current context) out of the kubeconfig. No network access.
@@ -86,21 +145,29 @@ fn resolve_in(
         .as_ref()
         .map(|c| c.cluster.clone())
         .unwrap_or_default();
+    let namespace = named
+        .context
+        .as_ref()
+        .and_then(|c| c.namespace.clone())
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| "default".to_string());
     let server = kubeconfig
         .clusters
         .iter()
         .find(|c| c.name == cluster_name)
         .and_then(|c| c.cluster.as_ref())
         .and_then(|c| c.server.clone())
-        .ok_or_else(|| {
-            Error::Kubeconfig(format!(
-                "{source_desc}: context {name:?} refers to cluster {cluster_name:?}, which has no server"
-            ))
+        .ok_or_else(|| Error::KubeconfigContext {
+            source_desc: source_desc.clone(),
+            context: name.clone(),
+            message: format!("refers to cluster {cluster_name:?}, which has no server"),
+            source: None,
         })?;
     Ok(Target {
         context: name,
         server,
         source_desc,
+        namespace,
         kubeconfig,
     })
 }
@@ -116,11 +183,11 @@ impl Target {
         };
         let mut config = Config::from_custom_kubeconfig(self.kubeconfig.clone(), &options)
             .await
-            .map_err(|e| {
-                Error::Kubeconfig(format!(
-                    "{}: context {:?}: {e}",
-                    self.source_desc, self.context
-                ))
+            .map_err(|source| Error::KubeconfigContext {
+                source_desc: self.source_desc.clone(),
+                context: self.context.clone(),
+                message: source.to_string(),
+                source: Some(source),
             })?;
         config.connect_timeout = Some(request_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT));
         if let Some(t) = request_timeout {
@@ -128,15 +195,17 @@ impl Target {
             config.write_timeout = Some(t);
             config.reset_reader_on_write = true;
         }
-        let default_namespace = config.default_namespace.clone();
-        let client =
-            Client::try_from(config).map_err(|e| self.cluster_error("cannot build a client", e))?;
+        let client = kube::client::ClientBuilder::try_from(config)
+            .map_err(|e| self.cluster_error("cannot build a client", e))?
+            .with_layer(&requests::LogLayer {
+                server: self.server.trim_end_matches('/').to_string(),
+            })
+            .build();
         let mut cluster = Cluster {
             context: self.context.clone(),
             server: self.server.clone(),
             client,
             version: Info::default(),
-            default_namespace,
             request_timeout,
         };
         let client = cluster.client.clone();
@@ -157,7 +226,7 @@ impl Target {
             context: self.context.clone(),
             server: self.server.clone(),
             message: format!("{what}: {}", describe_kube_error(&source)),
-            source: Some(Box::new(source)),
+            source: Box::new(source),
         }
     }
 
@@ -202,7 +271,7 @@ impl Cluster {
                 context: self.context.clone(),
                 server: self.server.clone(),
                 message: format!("{what}: {}", describe_kube_error(&e)),
-                source: Some(Box::new(e)),
+                source: Box::new(e),
             },
         }
     }
@@ -228,22 +297,124 @@ impl Cluster {
     }
 }
 
-/// kube's errors nest their cause; users need the innermost reason ("connection refused"), not
-/// only "client error".
+/// What the server said, or the innermost reason a request failed.
 fn describe_kube_error(err: &kube::Error) -> String {
     if let kube::Error::Api(status) = err {
         return format!("{} ({})", status.message, status.reason);
     }
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(cause) = source {
-        let part = cause.to_string();
-        if !text.contains(&part) {
-            text = format!("{text}: {part}");
-        }
-        source = cause.source();
+    crate::error::with_causes(err.to_string(), std::error::Error::source(err))
+}
+
+/// A namespaced API object kube can read, create and delete.
+pub trait Namespaced:
+    kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+    + Clone
+    + std::fmt::Debug
+    + serde::de::DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Namespaced for K where
+    K: kube::Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+        + Clone
+        + std::fmt::Debug
+        + serde::de::DeserializeOwned
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Every request to an API server, as a line for the log (kubectl's -v=6): method, URL, status
+/// and how long it took.
+mod requests {
+    use std::sync::OnceLock;
+    use std::task::{Context, Poll};
+    use std::time::Instant;
+
+    use futures::future::BoxFuture;
+    use http::{Request, Response};
+    use kube::client::Body;
+
+    static SINK: OnceLock<fn(&str)> = OnceLock::new();
+
+    /// Sends a line per request to `sink` from now on (the first sink set stays).
+    pub fn log_requests_to(sink: fn(&str)) {
+        let _ = SINK.set(sink);
     }
-    text
+
+    /// The line kubectl -v=6 prints for a request.
+    pub fn line(method: &str, url: &str, status: Option<u16>, millis: u128) -> String {
+        match status {
+            Some(code) => {
+                let reason = http::StatusCode::from_u16(code)
+                    .ok()
+                    .and_then(|s| s.canonical_reason())
+                    .unwrap_or("");
+                format!("{method} {url} {code} {reason} in {millis} milliseconds")
+            }
+            None => format!("{method} {url} (no response) in {millis} milliseconds"),
+        }
+    }
+
+    /// Logs the requests of one client; URLs are shown against its `server`.
+    #[derive(Debug, Clone)]
+    pub struct LogLayer {
+        pub server: String,
+    }
+
+    impl<S> tower::Layer<S> for LogLayer {
+        type Service = Logged<S>;
+        fn layer(&self, inner: S) -> Logged<S> {
+            Logged {
+                inner,
+                server: self.server.clone(),
+            }
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    pub struct Logged<S> {
+        inner: S,
+        server: String,
+    }
+
+    impl<S, B> tower::Service<Request<Body>> for Logged<S>
+    where
+        S: tower::Service<Request<Body>, Response = Response<B>>,
+        S::Future: Send + 'static,
+    {
+        type Response = S::Response;
+        type Error = S::Error;
+        type Future = BoxFuture<'static, Result<S::Response, S::Error>>;
+
+        fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            self.inner.poll_ready(cx)
+        }
+
+        fn call(&mut self, request: Request<Body>) -> Self::Future {
+            let sink = SINK.get().copied();
+            let method = request.method().to_string();
+            // The client sets the server's address further in; here the path is relative.
+            let url = match request.uri().host() {
+                Some(_) => request.uri().to_string(),
+                None => format!("{}{}", self.server, request.uri()),
+            };
+            let started = Instant::now();
+            let response = self.inner.call(request);
+            Box::pin(async move {
+                let result = response.await;
+                if let Some(sink) = sink {
+                    let status = result.as_ref().ok().map(|r| r.status().as_u16());
+                    sink(&line(&method, &url, status, started.elapsed().as_millis()));
+                }
+                result
+            })
+        }
+    }
 }
 
 /// Whether the API answered with this HTTP status (404 not found, 409 conflict/exists, ...).
@@ -263,24 +434,6 @@ fn is_timeout(err: &kube::Error) -> bool {
         source = cause.source();
     }
     false
-}
-
-/// Completion candidates for --context: the contexts of the default kubeconfig.
-pub fn context_candidates() -> Vec<CompletionCandidate> {
-    load_kubeconfig(None)
-        .map(|(k, _)| {
-            k.contexts
-                .into_iter()
-                .map(|c| CompletionCandidate::new(c.name))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The namespace to use: the flag, else the context's own, else "default".
-pub fn namespace_or_default(flag: Option<&str>, cluster: &Cluster) -> String {
-    flag.map(str::to_string)
-        .unwrap_or_else(|| cluster.default_namespace.clone())
 }
 
 #[cfg(test)]
@@ -327,11 +480,75 @@ users:
     }
 
     #[test]
+    fn a_missing_kubeconfig_is_named_once_without_doubled_quotes() {
+        let err = load_kubeconfig(Some(std::path::Path::new("/nonexistent/kc"))).unwrap_err();
+        let text = err.report();
+        assert!(
+            text.starts_with("cannot read kubeconfig: /nonexistent/kc: No such file"),
+            "{text}"
+        );
+        assert!(!text.contains("'\""), "{text}");
+    }
+
+    #[test]
+    fn request_lines_read_like_kubectls() {
+        assert_eq!(
+            requests::line("GET", "https://h/api/v1/pods", Some(200), 5),
+            "GET https://h/api/v1/pods 200 OK in 5 milliseconds"
+        );
+        assert_eq!(
+            requests::line("PATCH", "/x", None, 10),
+            "PATCH /x (no response) in 10 milliseconds"
+        );
+    }
+
+    #[test]
+    fn the_namespace_is_the_contexts_else_default() {
+        let mut k = two_contexts();
+        k.contexts[1].context.as_mut().unwrap().namespace = Some("apps".into());
+        let b = resolve_in(k.clone(), "test".into(), Some("km-b")).unwrap();
+        assert_eq!(b.namespace, "apps");
+        let a = resolve_in(k, "test".into(), Some("km-a")).unwrap();
+        assert_eq!(a.namespace, "default");
+    }
+
+    #[test]
     fn a_missing_context_lists_the_available_ones() {
         let err = resolve_in(two_contexts(), "test".into(), Some("prod")).unwrap_err();
         assert_eq!(
             err.to_string(),
             "context \"prod\" not found in test; available contexts: km-a, km-b"
+        );
+    }
+
+    #[test]
+    fn a_utf16_kubeconfig_of_an_odd_length_is_refused() {
+        // Found by fuzzing: kube's reader panicked on these.
+        let dir = tempfile::tempdir().unwrap();
+        for (name, bytes) in [
+            ("le", &[0xFF, 0xFE, b'a'][..]),
+            ("be", &[0xFE, 0xFF, 0, b'a', 0][..]),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, bytes).unwrap();
+            let err = resolve(Some(&path), None).unwrap_err();
+            assert_eq!(
+                err.report(),
+                format!(
+                    "cannot read kubeconfig: {}: invalid UTF-16: an odd number of bytes after the byte-order mark",
+                    path.display()
+                )
+            );
+        }
+        // An even length is still read as UTF-16.
+        let path = dir.path().join("even");
+        let text = "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{name: c, context: {cluster: k}}]\nclusters: [{name: k, cluster: {server: \"https://127.0.0.1:1\"}}]\n";
+        let mut bytes = vec![0xFF, 0xFE];
+        bytes.extend(text.encode_utf16().flat_map(u16::to_le_bytes));
+        std::fs::write(&path, bytes).unwrap();
+        assert_eq!(
+            resolve(Some(&path), None).unwrap().server,
+            "https://127.0.0.1:1"
         );
     }
 

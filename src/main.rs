@@ -2,23 +2,15 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use colored::Colorize;
-use kubectl_migrate::cli::Cli;
-use kubectl_migrate::{commands, completion, error::exit};
+use kubectl_migrate::commands::{Cli, completion};
+use kubectl_migrate::{commands, error::exit};
 
 // schema-diff builds and drops millions of small values across threads; glibc's malloc spent a
 // quarter of its time there, mimalloc about half of that.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// `mi_option_purge_delay` in mimalloc v3's `mimalloc.h` (the bindings list v2's options).
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
 fn main() -> ExitCode {
-    // Freed memory stays with the process instead of going back to the OS after 10 ms: each
-    // phase of schema-diff frees what the last one built, and the kernel then zeroed it again,
-    // 2 MiB at a time, for a tenth of the CPU time. The peak (what is resident) is the same.
-    // SAFETY: sets a plain integer option; mimalloc reads options at any time.
-    unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // kubectl's plugin completion runs `kubectl_complete-migrate WORDS...`, which calls this.
     if args
@@ -27,7 +19,7 @@ fn main() -> ExitCode {
     {
         return ExitCode::from(completion::print_kubectl_completions(args[2..].to_vec()));
     }
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(kubectl_migrate::cli::expand_verbosity(args)) {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
@@ -48,7 +40,7 @@ fn main() -> ExitCode {
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("{} {err}", "error:".red().bold());
+            anstream::eprintln!("{} {}", "error:".red().bold(), err.report());
             ExitCode::from(err.exit_code())
         }
     }

@@ -85,9 +85,14 @@ fn client_version_in_every_output_format() {
         .unwrap();
     assert!(json.status.success());
     let value: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let commit = value["gitCommit"].as_str().unwrap().to_string();
+    assert!(
+        commit.len() >= 12 && commit[..12].bytes().all(|b| b.is_ascii_hexdigit()),
+        "the commit the binary was built from: {commit}"
+    );
     assert_eq!(
         value,
-        serde_json::json!({"clientVersion": env!("CARGO_PKG_VERSION")})
+        serde_json::json!({"schemaVersion": 1, "clientVersion": env!("CARGO_PKG_VERSION"), "gitCommit": commit})
     );
 
     let yaml = plugin()
@@ -103,8 +108,9 @@ fn client_version_in_every_output_format() {
         .success()
         .stdout(
             predicate::str::is_match(format!(
-                r"^COMPONENT\s+VERSION\s+CONTEXT\s+SERVER\nclient\s+{}\n$",
-                regex_escape(env!("CARGO_PKG_VERSION"))
+                r"^COMPONENT\s+VERSION\s+COMMIT\s+CONTEXT\s+SERVER\nclient\s+{}\s+{}\n$",
+                regex_escape(env!("CARGO_PKG_VERSION")),
+                regex_escape(&commit)
             ))
             .unwrap(),
         );
@@ -148,15 +154,20 @@ fn colour_follows_the_flag_and_no_color() {
 }
 
 #[test]
-fn an_unreadable_kubeconfig_is_a_clear_error() {
+fn an_unreadable_kubeconfig_is_a_clear_error_after_the_client_version() {
+    // As kubectl version: the client's version is printed whatever happens to the server's.
     plugin()
         .args(["version", "--kubeconfig", "/nonexistent/config"])
         .assert()
         .code(1)
-        .stdout("")
+        .stdout(predicate::str::contains(format!(
+            "client      {}",
+            env!("CARGO_PKG_VERSION")
+        )))
         .stderr(predicate::str::contains(
-            "cannot read kubeconfig: /nonexistent/config",
-        ));
+            "cannot read kubeconfig: /nonexistent/config: No such file",
+        ))
+        .stderr(predicate::str::contains("'\"").not());
 }
 
 #[test]

@@ -84,7 +84,54 @@ fn a_missing_context_is_an_error_that_lists_the_available_ones() {
         stderr.contains("available contexts: km-a, km-b"),
         "{stderr}"
     );
-    assert!(output.stdout.is_empty());
+    // The client's version is still shown, as by kubectl version.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("COMPONENT"), "{stdout}");
+    assert!(!stdout.contains("server "), "{stdout}");
+}
+
+#[test]
+fn a_kubeconfig_list_skips_files_that_do_not_exist_as_kubectl_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let list = std::env::join_paths([
+        dir.path().join("missing-first"),
+        support::single_cluster_kubeconfig("b"),
+        dir.path().join("missing-last"),
+    ])
+    .unwrap();
+    let output = plugin()
+        .env("KUBECONFIG", list)
+        .args(["version", "-o", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(server_version(&output)["context"], CONTEXT_B);
+}
+
+#[test]
+fn v6_logs_every_request_as_kubectl_does() {
+    let output = plugin()
+        .args(["version", "--context", CONTEXT_A, "-v=6"])
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("GET https://") && l.contains("/version 200 OK in "))
+        .unwrap_or_else(|| panic!("no request line: {stderr}"));
+    assert!(line.ends_with(" milliseconds"), "{line}");
+    // Without -v=6, no request lines.
+    let quiet = plugin()
+        .args(["version", "--context", CONTEXT_A, "-vv"])
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&quiet.stderr);
+    assert!(!stderr.contains("GET https://"), "{stderr}");
+    assert!(stderr.contains("connecting to context km-a"), "{stderr}");
 }
 
 /// The admin client certificate and key embedded by start.sh, as PEM text.
@@ -226,5 +273,10 @@ fn a_refused_connection_names_the_context_and_the_reason() {
     assert!(
         stderr.to_lowercase().contains("connection refused"),
         "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("client      {}", env!("CARGO_PKG_VERSION"))),
+        "the client's version, whatever the server: {stdout}"
     );
 }

@@ -265,6 +265,7 @@ fn data_dir() -> PathBuf {
 
 fn job_name(file: &Path) -> String {
     read_job(file)
+        .map(|input| input.job)
         .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
         .metadata
         .name
@@ -450,6 +451,7 @@ fn the_valid_manifests_pass_locally() {
         assert_eq!(problems(&report), vec![], "{file}");
         assert!(report.get("message").is_none(), "{file}");
         let indexed = read_job(&path)
+            .map(|input| input.job)
             .unwrap()
             .spec
             .unwrap()
@@ -567,7 +569,7 @@ async fn the_api_server_rejects_each_invalid_manifest_with_the_same_messages() {
 
     for (file, expected) in invalid_cases() {
         let path = data_dir().join(file);
-        let job = read_job(&path).unwrap();
+        let job = read_job(&path).unwrap().job;
         let name = job.metadata.name.clone().unwrap();
         let status = match jobs.create(&dry_run, &job).await {
             Ok(_) => panic!("{file}: the API server accepted the Job"),
@@ -642,7 +644,7 @@ async fn the_api_server_rejects_each_invalid_manifest_with_the_same_messages() {
 
     for file in VALID {
         let path = data_dir().join(file);
-        let job = read_job(&path).unwrap();
+        let job = read_job(&path).unwrap().job;
         if let Err(e) = jobs.create(&dry_run, &job).await {
             panic!("{file}: the API server rejected a valid Job: {e}");
         }

@@ -235,7 +235,9 @@ fn predict(file: &ScenarioFile, semantics: &engine::Semantics, name: &str) -> Ve
     let model = JobModel::from_job(&job).unwrap();
     let text = std::fs::read_to_string(scenario_dir().join(name)).unwrap();
     let value: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
-    let specs = scenario::parse_value(value["scenario"].clone(), name).unwrap();
+    let specs = serde_json::from_value::<scenario::ScenarioFile>(value["scenario"].clone())
+        .unwrap_or_else(|e| panic!("{name}: not a scenario: {e}"))
+        .outcomes;
     let outcomes = scenario::resolve(&specs, &model).unwrap_or_else(|e| panic!("{name}: {e}"));
     let sim = engine::simulate(&model, semantics, &outcomes);
     let mut rename: Vec<(String, String)> = Vec::new();

@@ -51,6 +51,39 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
             };
             let json: Value = serde_json::from_str(&run(&["-o", "json"])).unwrap();
             explained = Some((json, run(&[])));
+            // What a person sees: each table's rows whole at every width, coloured.
+            let kubeconfig = kubeconfig_path();
+            support::pty::check_at_every_width(
+                Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
+                &[
+                    "failure-policy",
+                    "explain",
+                    job,
+                    "-n",
+                    namespace,
+                    "--context",
+                    CONTEXT_C,
+                ],
+                &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
+                &std::env::temp_dir(),
+                &[
+                    &[
+                        "POD",
+                        "INDEX",
+                        "EXIT CODES",
+                        "CONDITIONS",
+                        "RULE",
+                        "ACTION",
+                        "COUNTED",
+                    ],
+                    &["main=1", "-", "Count", "yes"],
+                    &["main=2", "2", "Count", "yes"],
+                    &["LIMIT", "VALUE", "USED", "REMAINING"],
+                    &["backoffLimit", "3", "2"],
+                    &["activeDeadlineSeconds", "3600s"],
+                    &["OOM-killed (exit code 137)", "0", "FailJob"],
+                ],
+            );
         },
     )
     .await;
@@ -75,7 +108,7 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
         .iter()
         .map(|p| {
             (
-                p["exitCodes"].as_str().unwrap().to_string(),
+                p["exitCodes"].to_string(),
                 p["policy"]["rule"].clone(),
                 p["policy"]["action"].as_str().unwrap().to_string(),
                 p["policy"]["counted"].as_bool().unwrap(),
@@ -84,7 +117,7 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
         .collect();
     assert_eq!(
         summary[0],
-        ("main=1".into(), Value::Null, "Count".into(), true)
+        (r#"{"main":1}"#.into(), Value::Null, "Count".into(), true)
     );
     assert_eq!(
         (summary[1].1.clone(), summary[1].2.as_str(), summary[1].3),
@@ -92,13 +125,18 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
     );
     assert!(
         pods[1]["conditions"]
-            .as_str()
+            .as_array()
             .unwrap()
-            .contains("DisruptionTarget/EvictionByEvictionAPI")
+            .iter()
+            .any(|c| c["type"] == "DisruptionTarget"
+                && c["status"] == "True"
+                && c["reason"] == "EvictionByEvictionAPI"),
+        "{}",
+        pods[1]
     );
     assert_eq!(
         summary[2],
-        ("main=2".into(), Value::from(2), "Count".into(), true)
+        (r#"{"main":2}"#.into(), Value::from(2), "Count".into(), true)
     );
 
     let limit = |name: &str| {
@@ -112,12 +150,12 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
     };
     let backoff = limit("backoffLimit");
     assert_eq!(
-        (backoff["value"].as_str(), backoff["used"].as_str()),
-        (Some("3"), Some("2"))
+        (&backoff["value"], &backoff["used"], &backoff["remaining"]),
+        (&Value::from(3), &Value::from(2), &Value::from(1))
     );
-    assert_eq!(backoff["remaining"], "1 more counted failure(s) tolerated");
     let deadline = limit("activeDeadlineSeconds");
-    assert_eq!(deadline["value"], "3600s");
+    assert_eq!(deadline["value"], 3600);
+    assert_eq!(report["schemaVersion"], 2);
 
     let next = |kind: &str| {
         report["next"]

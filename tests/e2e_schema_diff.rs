@@ -11,7 +11,7 @@ use assert_cmd::Command;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::PostParams;
 use kube::{Api, Client};
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::{
     CONTEXT_A, CONTEXT_B, CONTEXT_C, TestNamespace, client, kubeconfig_path, poll_until,
 };
@@ -106,12 +106,22 @@ fn finding<'a>(
         })
 }
 
-fn values(f: &Value) -> Vec<Value> {
+/// Each source's value of a finding as the table shows it.
+fn texts(f: &Value) -> Vec<Value> {
+    values_of(f, "text")
+}
+
+/// Each source's value of a finding as data.
+fn data_values(f: &Value) -> Vec<Value> {
+    values_of(f, "value")
+}
+
+fn values_of(f: &Value, key: &str) -> Vec<Value> {
     f["values"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| v["value"].clone())
+        .map(|v| v[key].clone())
         .collect()
 }
 
@@ -172,7 +182,7 @@ async fn two_releases_of_a_crd_are_told_apart_and_the_lcd_holds_on_every_server(
         String::from_utf8_lossy(&output.stderr)
     );
     let report: Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["schemaVersion"], 1);
+    assert_eq!(report["schemaVersion"], 2);
     assert_eq!(report["baseline"], CONTEXT_A);
     assert_eq!(report["sources"][0]["type"], "cluster");
     let expected = [
@@ -251,7 +261,7 @@ async fn two_releases_of_a_crd_are_told_apart_and_the_lcd_holds_on_every_server(
         let f = finding(&report, version, path, rule)
             .unwrap_or_else(|| panic!("missing {rule} at {version:?} {path}: {report:#}"));
         assert_eq!(f["class"], class, "{rule} at {path}");
-        let got = values(f);
+        let got = texts(f);
         // CEL rule values list every rule; a missing value is JSON null either way.
         if rule == "x-kubernetes-validations-added" {
             assert!(got[0].is_null() || got[0] == "-", "{got:?}");
@@ -260,6 +270,33 @@ async fn two_releases_of_a_crd_are_told_apart_and_the_lcd_holds_on_every_server(
             assert_eq!(got, want_values, "{rule} at {path}");
         }
     }
+    // The JSON carries the values as data, not as the table's words.
+    let data_of = |version, path, rule| {
+        data_values(finding(&report, version, path, rule).unwrap_or_else(|| panic!("{rule}")))
+    };
+    assert_eq!(
+        data_of(Some("v1"), ".spec.color", "enum-narrowed"),
+        [json!(["red", "green", "blue"]), json!(["red", "green"])]
+    );
+    assert_eq!(
+        data_of(Some("v1"), ".spec.owner", "required-added"),
+        [json!(false), json!(true)]
+    );
+    assert_eq!(
+        data_of(Some("v1"), ".spec.size", "maximum-narrowed"),
+        [
+            json!({"value": 100, "exclusive": false}),
+            json!({"value": 50, "exclusive": false})
+        ]
+    );
+    assert_eq!(
+        data_of(Some("v1"), ".spec", "x-kubernetes-validations-added")[1][0]["rule"],
+        "!has(self.replicas) || self.size >= 2"
+    );
+    assert_eq!(
+        data_of(Some("v2"), "", "version-added"),
+        [Value::Null, json!({"served": true, "storage": true})]
+    );
     assert_eq!(
         report["apis"][0]["presence"]
             .as_array()
@@ -566,6 +603,6 @@ async fn built_in_jobs_of_a_live_v1_36_cluster_against_a_captured_v1_34_server()
         let f = finding(&report, Some("v1"), path, rule)
             .unwrap_or_else(|| panic!("missing {rule} at {path}: {report:#}"));
         assert_eq!(f["class"], "compatible");
-        assert_eq!(values(f)[0], cluster_value, "{path}");
+        assert_eq!(texts(f)[0], cluster_value, "{path}");
     }
 }

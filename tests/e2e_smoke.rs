@@ -198,3 +198,85 @@ fn kubectl_plugin_completion_reaches_kubectl_complete_migrate() {
     let formats = complete(&["version", "-o", ""]);
     assert!(formats.lines().any(|l| l == "yaml"), "{formats}");
 }
+
+/// `kubectl migrate <TAB>` asks the clusters for what only they know: namespaces for -n and
+/// --to-namespace, StatefulSet names, CRD names for schema-diff, and contexts, following the
+/// --context and -n typed before the cursor.
+#[tokio::test]
+async fn kubectl_plugin_completion_offers_what_the_clusters_hold() {
+    let client = client(CONTEXT_A).await;
+    let ns = TestNamespace::create(&client, CONTEXT_A, "complete").await;
+    let sets: Api<StatefulSet> = Api::namespaced(client.clone(), &ns.name);
+    sets.create(
+        &PostParams::default(),
+        &from_json(serde_json::json!({
+            "metadata": {"name": "ledger"},
+            "spec": {"replicas": 0, "serviceName": "ledger", "selector": {"matchLabels": {"app": "ledger"}},
+                     "template": {"metadata": {"labels": {"app": "ledger"}},
+                                  "spec": {"containers": [{"name": "c", "image": "x"}]}}}
+        })),
+    )
+    .await
+    .unwrap();
+    let group = format!("{}.complete.example.com", ns.name);
+    let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> =
+        Api::all(client.clone());
+    let crd = crds
+        .create(
+            &PostParams::default(),
+            &from_json(serde_json::json!({
+                "metadata": {"name": format!("gadgets.{group}")},
+                "spec": {"group": group, "scope": "Namespaced",
+                         "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget", "listKind": "GadgetList"},
+                         "versions": [{"name": "v1", "served": true, "storage": true,
+                                       "schema": {"openAPIV3Schema": {"type": "object"}}}]}
+            })),
+        )
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("kubectl_complete-migrate");
+    std::fs::copy(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("completions/kubectl_complete-migrate"),
+        &script,
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let kubectl = support::cluster_bin_dir().join("kubectl");
+    let complete = |words: &[&str]| {
+        let output = Command::new(&kubectl)
+            .arg("__complete")
+            .arg("migrate")
+            .args(words)
+            .env("PATH", support::path_with(&[dir.path()]))
+            .env("KUBECONFIG", support::kubeconfig_path())
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let has = |text: &str, want: &str| text.lines().any(|l| l == want);
+    let namespaces = complete(&["statefulset", "--context", "km-a", "-n", ""]);
+    assert!(has(&namespaces, &ns.name), "{namespaces}");
+    let to_namespaces = complete(&["sts", "x", "--to-context", "km-a", "--to-namespace", ""]);
+    assert!(has(&to_namespaces, &ns.name), "{to_namespaces}");
+    let sets_offered = complete(&["statefulset", "--context", "km-a", "-n", &ns.name, ""]);
+    assert!(has(&sets_offered, "ledger"), "{sets_offered}");
+    let contexts = complete(&["statefulset", "ledger", "--to-context", ""]);
+    for context in ["km-a", "km-b", "km-c"] {
+        assert!(has(&contexts, context), "{contexts}");
+    }
+    let names = complete(&[
+        "schema-diff",
+        "--context",
+        "km-a",
+        "--context",
+        "km-b",
+        "gad",
+    ]);
+    assert!(has(&names, &format!("gadgets.{group}")), "{names}");
+    let _ = crds
+        .delete(&crd.metadata.name.unwrap(), &Default::default())
+        .await;
+}

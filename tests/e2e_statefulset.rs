@@ -8,52 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use support::sts::{Pair, SplitBrainObserver, kubectl, migrate, run, stderr};
-
-/// Every claim of A is in B, bound, pointing at the same volume and host path; every PV Retain.
-async fn assert_moved(pair: &Pair, before: &BTreeMap<String, (String, String)>, replicas: i32) {
-    pair.wait_ready(true, replicas).await;
-    let a = pair.sets(false).get("web").await.unwrap();
-    assert_eq!(a.spec.unwrap().replicas, Some(0), "source scaled to zero");
-    let b = pair.sets(true).get("web").await.unwrap();
-    let spec = b.spec.unwrap();
-    assert_eq!(
-        (spec.replicas, spec.ordinals.and_then(|o| o.start)),
-        (Some(replicas), Some(0))
-    );
-    let after = pair.claims(true).await;
-    assert_eq!(
-        &after, before,
-        "every claim points at the same volume and storage in B"
-    );
-    for (claim, (volume, _)) in before {
-        let pv = pair
-            .volume(true, volume)
-            .await
-            .unwrap_or_else(|| panic!("PV {volume} missing in B"));
-        assert_eq!(
-            pv.status.and_then(|s| s.phase).as_deref(),
-            Some("Bound"),
-            "PV {volume} of {claim} bound in B"
-        );
-        assert_eq!(
-            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
-            Some("Retain")
-        );
-        let original = pair
-            .volume(false, volume)
-            .await
-            .unwrap_or_else(|| panic!("PV {volume} lost in A"));
-        assert_eq!(
-            original
-                .spec
-                .unwrap()
-                .persistent_volume_reclaim_policy
-                .as_deref(),
-            Some("Retain")
-        );
-    }
-}
+use support::sts::{Pair, SplitBrainObserver, assert_moved, kubectl, migrate, run, stderr};
 
 async fn migration_moves_everything(policy: &str) {
     let pair = Pair::new(&format!("mig-{}", policy.to_lowercase())).await;
@@ -61,7 +16,7 @@ async fn migration_moves_everything(policy: &str) {
         .await;
     let before = pair.claims(false).await;
     assert_eq!(before.len(), 10);
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     let out = run(migrate(pair.ns(), &["--yes"]));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -116,7 +71,7 @@ async fn sigkill_at_every_step_boundary_then_rerun_completes() {
     pair.create_set(4, &["data", "logs"], "OrderedReady", serde_json::json!({}))
         .await;
     let before = pair.claims(false).await;
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     let ns = pair.ns().to_string();
     let kills = tokio::task::spawn_blocking(move || {
         let mut kills = 0;
@@ -142,7 +97,7 @@ async fn sigkill_at_random_points_then_rerun_completes() {
     pair.create_set(4, &["data"], "Parallel", serde_json::json!({}))
         .await;
     let before = pair.claims(false).await;
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -186,10 +141,30 @@ async fn json_events_stream_every_step_with_time_ordinal_and_cluster() {
         .await;
     let out = run(migrate(pair.ns(), &["--yes", "-o", "json"]));
     assert!(out.status.success());
-    let events: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
+    let text = String::from_utf8(out.stdout).unwrap();
+    let events: Vec<serde_json::Value> = text
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    // Every line once per key, one time format, a schema version, and a last line that says
+    // how it ended.
+    let time = regex::Regex::new(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$").unwrap();
+    for (line, e) in text.lines().zip(&events) {
+        for key in e.as_object().unwrap().keys() {
+            assert_eq!(line.matches(&format!("\"{key}\":")).count(), 1, "{line}");
+        }
+        assert!(time.is_match(e["time"].as_str().unwrap()), "{line}");
+        assert_eq!(e["schemaVersion"], 1, "{line}");
+    }
+    let last = events.last().unwrap();
+    assert_eq!(
+        (&last["event"], &last["result"], &last["exitCode"]),
+        (&"done".into(), &"succeeded".into(), &0.into()),
+        "{last}"
+    );
+    let events: Vec<serde_json::Value> = events
+        .into_iter()
+        .filter(|e| e["event"].as_str().unwrap().starts_with("step-"))
         .collect();
     let started = events
         .iter()
@@ -259,7 +234,7 @@ async fn a_source_scaled_down_by_hand_mid_run_stops_safely_and_explains() {
     let pair = Pair::new("drift-down").await;
     pair.create_set(4, &["data"], "OrderedReady", serde_json::json!({}))
         .await;
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     let kubeconfig = support::kubeconfig_path();
     // After ordinal 3 arrives, someone scales the source from 3 to 1 by hand.
     let check = format!(
@@ -282,6 +257,50 @@ async fn a_source_scaled_down_by_hand_mid_run_stops_safely_and_explains() {
         "the destination was left alone"
     );
     observer.assert_never_split();
+}
+
+/// The destination scaled down by hand between two --step runs: the next run names the
+/// destination, changes nothing, and does not rescale it; the README promises that drift
+/// stops the tool and is never "fixed".
+#[tokio::test]
+async fn a_destination_scaled_down_by_hand_is_named_and_left_alone() {
+    let pair = Pair::new("drift-dest").await;
+    pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    for _ in 0..2 {
+        let out = run(migrate(pair.ns(), &["--yes", "--step"]));
+        assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    }
+    let scaled = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        pair.ns(),
+        "scale",
+        "statefulset",
+        "web",
+        "--replicas=0",
+    ]);
+    assert!(scaled.status.success());
+    let before = pair.snapshot().await;
+    let out = run(migrate(pair.ns(), &["--yes", "--step"]));
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the destination was scaled down by hand")
+            && err.contains("ordinals.start=1, replicas=2")
+            && err.contains("Nothing more was changed"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("the source has"),
+        "the source is not blamed: {err}"
+    );
+    assert_eq!(
+        pair.snapshot().await,
+        before,
+        "a drift stop wrote something"
+    );
 }
 
 #[tokio::test]
@@ -340,12 +359,10 @@ async fn assert_rolled_back(
             "original policy restored on {volume}"
         );
     }
-    let set = pair.sets(false).get("web").await.unwrap();
-    let retention = set
-        .spec
-        .unwrap()
-        .persistent_volume_claim_retention_policy
-        .unwrap();
+    let spec = pair.sets(false).get("web").await.unwrap().spec.unwrap();
+    // Exactly what was there: the source never had spec.ordinals, so it has none now.
+    assert_eq!(spec.ordinals, None, "the rollback added spec.ordinals");
+    let retention = spec.persistent_volume_claim_retention_policy.unwrap();
     assert_eq!(
         retention.when_scaled.as_deref(),
         Some("Delete"),
@@ -376,7 +393,7 @@ async fn step_pauses_off_a_terminal_and_rollback_from_the_middle_returns_everyth
     )
     .await;
     let before = pair.claims(false).await;
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     for expected_in_b in [1, 2] {
         let out = run(migrate(pair.ns(), &["--yes", "--step"]));
         assert_eq!(
@@ -403,8 +420,11 @@ async fn step_pauses_off_a_terminal_and_rollback_from_the_middle_returns_everyth
     let rows = report["ordinals"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     assert_eq!(rows[0]["ordinal"], 3);
-    assert_eq!(rows[0]["destinationPod"], "Ready");
-    assert_eq!(rows[0]["sourcePod"], "-");
+    assert_eq!(report["schemaVersion"], 1);
+    // Data, not table words: the pod as an object, null where there is none.
+    assert_eq!(rows[0]["destinationPod"]["ready"], true);
+    assert_eq!(rows[0]["destinationPod"]["name"], "web-3");
+    assert!(rows[0]["sourcePod"].is_null(), "{report}");
     assert_eq!(rows[0]["claims"][0]["inSource"], true);
     assert_eq!(rows[0]["claims"][0]["inDestination"], true);
     assert!(
@@ -432,7 +452,7 @@ async fn rollback_from_the_end_returns_everything_and_cleanup_is_refused_after_i
     let before = pair.claims(false).await;
     let out = run(migrate(pair.ns(), &["--yes"]));
     assert!(out.status.success());
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     let out = run(migrate(pair.ns(), &["--rollback", "--yes", "--batch", "2"]));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_rolled_back(&pair, &before, 3).await;
@@ -449,8 +469,13 @@ async fn rollback_from_the_end_returns_everything_and_cleanup_is_refused_after_i
 #[tokio::test]
 async fn cleanup_removes_the_source_leftovers_but_never_the_storage() {
     let pair = Pair::new("cleanup").await;
-    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
-        .await;
+    pair.create_set(
+        2,
+        &["data"],
+        "OrderedReady",
+        serde_json::from_str(WHEN_SCALED_DELETE).unwrap(),
+    )
+    .await;
     let before = pair.claims(false).await;
     let early = run(migrate(pair.ns(), &["--cleanup", "--yes"]));
     assert_eq!(
@@ -500,7 +525,44 @@ async fn cleanup_removes_the_source_leftovers_but_never_the_storage() {
             "original reclaim policy restored on request"
         );
     }
+    let retention = pair.sets(true).get("web").await.unwrap().spec.unwrap();
+    assert_eq!(
+        retention
+            .persistent_volume_claim_retention_policy
+            .and_then(|r| r.when_scaled)
+            .as_deref(),
+        Some("Delete"),
+        "the destination set gets the source's original PVC retention back"
+    );
     pair.wait_ready(true, 2).await;
+    // A second cleanup finds the work done and says so, removing and reporting nothing.
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--cleanup",
+            "--yes",
+            "--restore-reclaim-policy",
+            "-o",
+            "json",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["claims"], serde_json::json!([]), "{report}");
+    assert_eq!(report["volumes"], serde_json::json!([]), "{report}");
+    assert_eq!(
+        report["restoredReclaimPolicies"],
+        serde_json::json!({}),
+        "{report}"
+    );
+    assert!(report.get("restoredRetention").is_none(), "{report}");
+    assert!(
+        report["note"]
+            .as_str()
+            .unwrap_or("")
+            .contains("already cleaned up"),
+        "{report}"
+    );
     let again = run(migrate(pair.ns(), &["--rollback", "--yes"]));
     assert_eq!(again.status.code(), Some(1));
     assert!(
@@ -519,6 +581,7 @@ async fn server_dry_run_checks_every_write_and_changes_nothing() {
     let out = run(migrate(pair.ns(), &["--dry-run=server", "-o", "json"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["schemaVersion"], 1);
     let checks = report["serverDryRun"].as_array().unwrap();
     assert!(
         checks.len() >= 6 && checks.iter().all(|c| c["ok"] == true),
@@ -567,10 +630,11 @@ async fn ctrl_c_stops_at_a_safe_point_with_exit_3_and_the_resume_command() {
     assert!(
         err.contains("interrupted (Ctrl-C) at a safe point")
             && err.contains("Resume with:")
-            && err.contains("kubectl migrate statefulset web"),
-        "{err}"
+            && err.contains("kubectl migrate statefulset web")
+            && err.contains("--health-check 'sleep 2'"),
+        "the resume command keeps the health check: {err}"
     );
-    let out = run(migrate(pair.ns(), &["--yes"]));
+    let out = run(migrate(pair.ns(), &["--yes", "--health-check", "sleep 2"]));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_moved(&pair, &before, 3).await;
 }
@@ -580,7 +644,7 @@ async fn ctrl_c_stops_at_a_safe_point_with_exit_3_and_the_resume_command() {
 #[should_panic(expected = "split brain observed")]
 async fn the_observer_catches_a_real_overlap() {
     let pair = Pair::new("observer").await;
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     tokio::time::sleep(Duration::from_secs(1)).await;
     for client in [&pair.a, &pair.b] {
         let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
@@ -592,5 +656,93 @@ async fn the_observer_catches_a_real_overlap() {
         pods.create(&Default::default(), &pod).await.unwrap();
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
+    observer.assert_never_split();
+}
+
+/// The journal deleted mid-migration, and then the destination set too (the "obvious fix"):
+/// every run refuses and names --rebuild-journal, which rebuilds it from the copy labels and
+/// the annotations protection left, so that the migration completes with every ordinal and a
+/// rollback restores the original policies.
+#[tokio::test]
+async fn a_deleted_journal_is_rebuilt_from_the_clusters_and_the_migration_goes_on() {
+    let pair = Pair::new("rebuild").await;
+    pair.create_set(
+        3,
+        &["data"],
+        "OrderedReady",
+        serde_json::from_str(WHEN_SCALED_DELETE).unwrap(),
+    )
+    .await;
+    let before = pair.claims(false).await;
+    let out = run(migrate(pair.ns(), &["--yes", "--step"]));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let gone = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        pair.ns(),
+        "delete",
+        "configmap",
+        "kubectl-migrate-web",
+    ]);
+    assert!(gone.status.success());
+    let out = run(migrate(pair.ns(), &["--yes"]));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("journal is gone") && stderr(&out).contains("--rebuild-journal"),
+        "{}",
+        stderr(&out)
+    );
+    let gone = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        pair.ns(),
+        "delete",
+        "statefulset",
+        "web",
+    ]);
+    assert!(gone.status.success());
+    let snapshot = pair.snapshot().await;
+    let out = run(migrate(pair.ns(), &["--yes"]));
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("claims copied by an earlier migration of web (data-web-2)")
+            && stderr(&out).contains("--rebuild-journal"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(pair.snapshot().await, snapshot, "a refusal wrote something");
+    let out = run(migrate(
+        pair.ns(),
+        &["--rebuild-journal", "--yes", "-o", "json"],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rebuilt: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let journal = &rebuilt["journal"];
+    assert_eq!(journal["replicas"], 3, "{rebuilt}");
+    assert!(
+        journal["originalReclaimPolicies"]
+            .as_object()
+            .unwrap()
+            .values()
+            .all(|p| p == "Delete"),
+        "the originals come back from the PV annotations: {rebuilt}"
+    );
+    assert_eq!(journal["originalRetention"]["whenScaled"], "Delete");
+    assert_eq!(rebuilt["warnings"], serde_json::json!([]), "{rebuilt}");
+    let again = run(migrate(pair.ns(), &["--rebuild-journal", "--yes"]));
+    assert_eq!(
+        again.status.code(),
+        Some(1),
+        "a journal is never overwritten"
+    );
+    let observer = SplitBrainObserver::start(pair.ns());
+    let out = run(migrate(pair.ns(), &["--yes"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_moved(&pair, &before, 3).await;
+    let out = run(migrate(pair.ns(), &["--rollback", "--yes"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_rolled_back(&pair, &before, 3).await;
     observer.assert_never_split();
 }

@@ -120,12 +120,27 @@ async fn refusals_on_a_healthy_set_change_nothing() {
         &["needs confirmation", "stdin is not a terminal", "--yes"],
     )
     .await;
-    // 7. --batch 0
+    // 7. --batch 0, and a negative one: a plain error, not clap's "use -- -1" tip
     refused(
         &pair,
         migrate(&ns, &["--batch", "0", "--yes"]),
         2,
         &["--batch"],
+    )
+    .await;
+    refused(
+        &pair,
+        migrate(&ns, &["--batch", "-1", "--yes"]),
+        2,
+        &["invalid value '-1' for '--batch <N>'", "not in 1.."],
+    )
+    .await;
+    // 7b. a destination namespace that cannot exist, caught before any cluster call
+    refused(
+        &pair,
+        migrate(&ns, &["--to-namespace", "Bad_NS", "--yes"]),
+        2,
+        &["--to-namespace \"Bad_NS\" is not a valid namespace name"],
     )
     .await;
     // 8. a malformed --storage-class-map
@@ -516,9 +531,35 @@ async fn create_namespace_and_copy_dependencies_make_a_bare_destination_work() {
             "--create-namespace",
             "--copy-dependencies",
             "--yes",
+            "-o",
+            "json",
         ],
     ));
     assert!(out.status.success(), "{}", stderr(&out));
+    // Every write is a step, these included, in the order planned.
+    let prepared: Vec<String> = step_events(&out.stdout, "step-finished")
+        .iter()
+        .filter(|e| e["cluster"] == "km-b")
+        .filter_map(|e| match e["step"].as_str() {
+            Some("create-namespace") => Some("Namespace".to_string()),
+            Some("copy-object") => Some(format!(
+                "{} {}",
+                e["detail"]["kind"].as_str().unwrap(),
+                e["detail"]["name"].as_str().unwrap()
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        prepared,
+        [
+            "Namespace",
+            "Service web",
+            "ConfigMap settings",
+            "Secret creds"
+        ],
+        "one step per object made"
+    );
     for kind in [
         "service/web",
         "configmap/settings",
@@ -531,6 +572,171 @@ async fn create_namespace_and_copy_dependencies_make_a_bare_destination_work() {
                 .status
                 .success(),
             "{kind} missing in {target}"
+        );
+    }
+    // The journal records what was created, so that a rollback removes exactly that.
+    let journal = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        &target,
+        "get",
+        "configmap",
+        "kubectl-migrate-web",
+        "-o",
+        "jsonpath={.data.journal\\.json}",
+    ]);
+    let journal: serde_json::Value = serde_json::from_slice(&journal.stdout).unwrap();
+    let created: Vec<String> = journal["created"]
+        .as_array()
+        .expect("the journal lists what it created")
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}",
+                o["kind"].as_str().unwrap(),
+                o["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        created,
+        [
+            format!("Namespace {target}"),
+            "Service web".to_string(),
+            "ConfigMap settings".to_string(),
+            "Secret creds".to_string()
+        ]
+    );
+    // The source keeps its own copies of what was copied.
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--to-namespace",
+            &target,
+            "--rollback",
+            "--yes",
+            "-o",
+            "json",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let removed: Vec<String> = step_events(&out.stdout, "step-finished")
+        .iter()
+        .filter_map(|e| match e["step"].as_str() {
+            Some("delete-created") => Some(format!(
+                "{} {}",
+                e["detail"]["kind"].as_str().unwrap(),
+                e["detail"]["name"].as_str().unwrap()
+            )),
+            Some("delete-namespace") => Some("Namespace".to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        removed,
+        [
+            "Service web",
+            "ConfigMap settings",
+            "Secret creds",
+            "Namespace"
+        ],
+        "one delete per object the migration created, the namespace last"
+    );
+    let out = kubectl(&["--context", "km-b", "get", "namespace", &target]);
+    assert!(
+        !out.status.success(),
+        "the namespace the migration created is gone: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    for kind in ["configmap/settings", "secret/creds", "statefulset/web"] {
+        assert!(
+            kubectl(&["--context", "km-a", "-n", pair.ns(), "get", kind])
+                .status
+                .success(),
+            "{kind} must stay in the source"
+        );
+    }
+}
+
+/// Events named `name` from `-o json` output.
+fn step_events(stdout: &[u8], name: &str) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == name)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_rollback_keeps_what_the_migration_did_not_create_and_says_why() {
+    let pair = Pair::new("bare-kept").await;
+    let config = serde_json::json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+        "containers": [{"name": "app", "image": "i", "envFrom": [{"configMapRef": {"name": "settings"}}]}]}}});
+    let mut full = vec!["--context", "km-a", "-n", pair.ns()];
+    full.extend(["create", "configmap", "settings", "--from-literal=a=b"]);
+    assert!(kubectl(&full).status.success());
+    pair.create_set(1, &["data"], "OrderedReady", config).await;
+    let target = format!("{}-moved", pair.ns());
+    let _cleanup = support::TestNamespace::create_named_existing(support::CONTEXT_B, &target);
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--to-namespace",
+            &target,
+            "--create-namespace",
+            "--copy-dependencies",
+            "--yes",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Someone adopts the copied ConfigMap and adds an object of their own to the namespace.
+    let b = |args: &[&str]| {
+        let mut full = vec!["--context", "km-b", "-n", &target];
+        full.extend(args);
+        assert!(kubectl(&full).status.success(), "kubectl {args:?}");
+    };
+    b(&[
+        "label",
+        "configmap",
+        "settings",
+        "migrate.kubectl.io/copy-of-",
+    ]);
+    b(&["create", "configmap", "handmade", "--from-literal=x=y"]);
+    let out = run(migrate(
+        pair.ns(),
+        &["--to-namespace", &target, "--rollback", "--yes"],
+    ));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("ConfigMap settings stays in km-b: it lacks this migration's label"),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("namespace {target} stays in km-b: it holds"))
+            && err.contains("ConfigMap handmade")
+            && err.contains("ConfigMap settings"),
+        "{err}"
+    );
+    for kind in ["configmap/settings", "configmap/handmade"] {
+        assert!(
+            kubectl(&["--context", "km-b", "-n", &target, "get", kind])
+                .status
+                .success(),
+            "{kind} must stay"
+        );
+    }
+    for kind in [
+        "service/web",
+        "statefulset/web",
+        "configmap/kubectl-migrate-web",
+    ] {
+        assert!(
+            !kubectl(&["--context", "km-b", "-n", &target, "get", kind])
+                .status
+                .success(),
+            "{kind} must be gone"
         );
     }
     let _cleanup = support::TestNamespace::create_named_existing(support::CONTEXT_B, &target);
@@ -577,4 +783,151 @@ async fn declining_the_prompt_on_a_terminal_changes_nothing_and_exits_3() {
         before,
         "a declined migration changed something"
     );
+}
+
+/// A StatefulSet at 0 replicas (which is also what an already migrated source looks like) has
+/// nothing to move: refused before any write.
+#[tokio::test]
+async fn a_set_at_zero_replicas_is_refused_before_any_write() {
+    let pair = Pair::new("zero").await;
+    pair.create_set(0, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    refused(
+        &pair,
+        migrate(pair.ns(), &["--yes"]),
+        4,
+        &["web has 0 replicas in km-a: there is nothing to move"],
+    )
+    .await;
+}
+
+/// A resume is a decision like a start: off a terminal it needs --yes, and it keeps the
+/// health check the migration was started with unless told --no-health-check.
+#[tokio::test]
+async fn a_resume_asks_and_keeps_its_health_check() {
+    let pair = Pair::new("resume").await;
+    pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let first = run(migrate(
+        pair.ns(),
+        &["--yes", "--step", "--health-check", "true"],
+    ));
+    assert_eq!(first.status.code(), Some(3), "{}", stderr(&first));
+    assert!(
+        stderr(&first).contains("--health-check true"),
+        "the resume command keeps the check: {}",
+        stderr(&first)
+    );
+    refused(
+        &pair,
+        migrate(pair.ns(), &["--health-check", "true"]),
+        1,
+        &[
+            "Resume the migration of StatefulSet web (km-a to km-b): 2 of 3 ordinal(s) still to move",
+            "needs confirmation",
+            "--yes",
+        ],
+    )
+    .await;
+    refused(
+        &pair,
+        migrate(pair.ns(), &["--yes", "--step"]),
+        4,
+        &[
+            "was started with --health-check 'true'",
+            "--no-health-check",
+        ],
+    )
+    .await;
+    let done = run(migrate(pair.ns(), &["--yes", "--no-health-check"]));
+    assert!(done.status.success(), "{}", stderr(&done));
+    assert_eq!(
+        pair.sets(true)
+            .get("web")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .replicas,
+        Some(3)
+    );
+}
+
+#[tokio::test]
+async fn server_dry_run_into_a_namespace_to_be_created_plans_every_write_and_says_what_it_could_not_check()
+ {
+    let pair = Pair::new("dry-new-ns").await;
+    let config = serde_json::json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+        "containers": [{"name": "app", "image": "i", "envFrom": [{"configMapRef": {"name": "settings"}}]}]}}});
+    let mut full = vec!["--context", "km-a", "-n", pair.ns()];
+    full.extend(["create", "configmap", "settings", "--from-literal=a=b"]);
+    assert!(kubectl(&full).status.success());
+    pair.create_set(2, &["data"], "OrderedReady", config).await;
+    let before = pair.snapshot().await;
+    let target = format!("{}-new", pair.ns());
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--to-namespace",
+            &target,
+            "--create-namespace",
+            "--copy-dependencies",
+            "--dry-run=server",
+            "-o",
+            "json",
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The plan lists every write, the preparation first, in the order it is made.
+    let writes: Vec<&str> = report["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["writes"] == true)
+        .map(|s| s["action"].as_str().unwrap())
+        .collect();
+    let position = |prefix: &str| {
+        writes
+            .iter()
+            .position(|w| w.starts_with(prefix))
+            .unwrap_or_else(|| panic!("no planned write {prefix:?} in {writes:#?}"))
+    };
+    let order = [
+        position(&format!("create namespace {target}")),
+        position("write the migration journal"),
+        position("copy Service web from km-a"),
+        position("copy ConfigMap settings from km-a"),
+        position("protect PV"),
+        position("scale source to"),
+    ];
+    assert!(order.is_sorted(), "{order:?} in {writes:#?}");
+    // The namespace creation is judged by the server; what goes into it is named as not checked.
+    let checks = report["serverDryRun"].as_array().unwrap();
+    let state_of = |prefix: &str| {
+        checks
+            .iter()
+            .find(|c| c["action"].as_str().unwrap().starts_with(prefix))
+            .unwrap_or_else(|| panic!("no verdict for {prefix:?} in {checks:#?}"))
+    };
+    assert_eq!(
+        state_of(&format!("create namespace {target}"))["state"],
+        "accepted"
+    );
+    let copy = state_of("copy ConfigMap settings");
+    assert_eq!(copy["state"], "not-checked", "{copy}");
+    assert!(
+        copy["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("namespace {target} does not exist yet")),
+        "{copy}"
+    );
+    assert!(
+        checks.iter().all(|c| c["ok"] == true),
+        "nothing rejected: {checks:#?}"
+    );
+    assert_eq!(pair.snapshot().await, before, "a dry run wrote something");
+    let ns = kubectl(&["--context", "km-b", "get", "namespace", &target]);
+    assert!(!ns.status.success(), "the dry run created {target}");
 }

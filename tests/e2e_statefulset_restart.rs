@@ -15,7 +15,7 @@ async fn a_destination_apiserver_restart_mid_run_is_survived_or_resumable() {
     pair.create_set(5, &["data"], "OrderedReady", serde_json::json!({}))
         .await;
     let before = pair.claims(false).await;
-    let observer = SplitBrainObserver::start(&pair.a, &pair.b, pair.ns());
+    let observer = SplitBrainObserver::start(pair.ns());
     let ns = pair.ns().to_string();
     let (status, err, restarted) = tokio::task::spawn_blocking(move || {
         let mut child = migrate(&ns, &["--yes", "-o", "json", "--health-check", "sleep 0.3"])
@@ -59,7 +59,10 @@ async fn a_destination_apiserver_restart_mid_run_is_survived_or_resumable() {
             err.contains("km-b") && (err.contains("resume") || err.contains("Resume")),
             "an unclear stop: {err}"
         );
-        let out = run(migrate(pair.ns(), &["--yes"]));
+        let out = run(migrate(
+            pair.ns(),
+            &["--yes", "--health-check", "sleep 0.3"],
+        ));
         assert!(
             out.status.success(),
             "the resumed run failed: {}",

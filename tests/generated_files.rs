@@ -7,7 +7,7 @@ fn completions_and_man_pages_are_up_to_date() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let update = std::env::var_os("UPDATE_GENERATED").is_some();
     let mut stale = Vec::new();
-    for (relative, contents) in kubectl_migrate::completion::generated_files() {
+    for (relative, contents) in kubectl_migrate::commands::completion::generated_files() {
         let path = root.join(&relative);
         if update {
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -24,7 +24,7 @@ fn completions_and_man_pages_are_up_to_date() {
         }
     }
     // A generated file that the generator no longer produces is stale too.
-    let expected: Vec<String> = kubectl_migrate::completion::generated_files()
+    let expected: Vec<String> = kubectl_migrate::commands::completion::generated_files()
         .into_iter()
         .map(|(p, _)| p)
         .collect();
@@ -40,4 +40,70 @@ fn completions_and_man_pages_are_up_to_date() {
         stale.is_empty(),
         "stale generated files: {stale:?}\nregenerate with: UPDATE_GENERATED=1 cargo test --test generated_files"
     );
+}
+
+/// Every man page has the sections a reader looks for: a SYNOPSIS that names each flag's value,
+/// EXIT STATUS, EXAMPLES (whole commands) and SEE ALSO; and every page it names exists.
+#[test]
+fn man_pages_have_synopsis_exit_status_examples_and_see_also() {
+    let pages: Vec<(String, String)> = kubectl_migrate::commands::completion::generated_files()
+        .into_iter()
+        .filter(|(path, _)| path.starts_with("man/"))
+        .map(|(path, roff)| (path, String::from_utf8(roff).unwrap()))
+        .collect();
+    let names: Vec<String> = pages
+        .iter()
+        .map(|(path, _)| path["man/".len()..path.len() - ".1".len()].to_string())
+        .collect();
+    assert!(
+        names.contains(&"kubectl-migrate-failure-policy-simulate".to_string()),
+        "{names:?}"
+    );
+    assert!(!names.iter().any(|n| n.ends_with("-help")), "{names:?}");
+    for (path, page) in &pages {
+        let section = |heading: &str| -> String {
+            let start = page
+                .find(&format!(".SH {heading}\n"))
+                .unwrap_or_else(|| panic!("{path}: no {heading} section"));
+            let body = &page[start..];
+            let end = body[4..].find("\n.SH ").map_or(body.len(), |i| i + 5);
+            body[..end].to_string()
+        };
+        let synopsis = section("SYNOPSIS");
+        assert!(
+            synopsis.contains(r"[\fB\-\-context\fR\ \fI<NAME>\fR]"),
+            "{path}: the synopsis names no value of --context:\n{synopsis}"
+        );
+        let exit_status = section("\"EXIT STATUS\"");
+        assert!(
+            exit_status.contains(".TP\n\\fB0\\fR\n"),
+            "{path}: no exit code 0 in\n{exit_status}"
+        );
+        let examples = section("EXAMPLES");
+        let commands: Vec<&str> = examples.lines().filter(|l| !l.starts_with('.')).collect();
+        assert!(!commands.is_empty(), "{path}: no examples");
+        for c in commands {
+            assert!(c.starts_with(r"kubectl migrate "), "{path}: example {c:?}");
+        }
+        let see_also = section("\"SEE ALSO\"");
+        assert!(see_also.contains(r"\fBkubectl\fR(1)"), "{path}: {see_also}");
+        let this = &path["man/".len()..path.len() - ".1".len()];
+        for other in names.iter().filter(|n| *n != this) {
+            let escaped = other.replace('-', r"\-");
+            assert!(
+                see_also.contains(&format!(r"\fB{escaped}\fR(1)")),
+                "{path}: SEE ALSO misses {other}"
+            );
+        }
+        // Every page a page refers to (SUBCOMMANDS, SEE ALSO) is generated.
+        for (i, _) in page.match_indices("kubectl\\-migrate") {
+            let rest = &page[i..];
+            if let Some(end) = rest.find("(1)") {
+                let referred = rest[..end].replace(r"\-", "-").replace(r"\fR", "");
+                if !referred.contains(char::is_whitespace) {
+                    assert!(names.contains(&referred), "{path} refers to {referred}(1)");
+                }
+            }
+        }
+    }
 }

@@ -55,7 +55,7 @@ fn rules(report: &Value) -> Vec<String> {
 fn two_releases_exit_1_with_breaking_findings_and_0_with_fail_on_none() {
     let (code, report) = json_report(&["-f", "widgets-a.yaml", "-f", "widgets-b.yaml"]);
     assert_eq!(code, 1);
-    assert_eq!(report["schemaVersion"], 1);
+    assert_eq!(report["schemaVersion"], 2);
     assert_eq!(report["baseline"], "widgets-a.yaml");
     assert_eq!(report["failOn"], "breaking");
     assert_eq!(report["summary"]["breaking"], 7);
@@ -205,7 +205,7 @@ fn the_table_groups_by_version_and_fits_100_columns() {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }
     assert!(
-        text.contains("informational hidden; --all shows them"),
+        text.contains("1 informational (hidden; --all shows them)"),
         "{text}"
     );
 }
@@ -754,7 +754,7 @@ fn bad_input_names_the_file_and_exits_2() {
         ),
         (
             &["--context", "km-a", "--context", "km-b"],
-            "cannot read kubeconfig",
+            "context \"km-a\" not found in KUBECONFIG=/nonexistent/kubeconfig (none of its files exist)",
         ),
     ];
     for (args, message) in cases {
@@ -774,5 +774,10 @@ fn markdown_is_only_for_schema_diff() {
         .args(["version", "--client", "-o", "markdown"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("-o markdown is for schema-diff"));
+        .stderr(predicate::str::contains(
+            "invalid value 'markdown' for '--output <FORMAT>'",
+        ))
+        .stderr(predicate::str::contains(
+            "possible values: table, json, yaml",
+        ));
 }

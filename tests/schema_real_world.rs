@@ -246,7 +246,7 @@ fn diff(pair: &Pair) -> Diff {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    assert_eq!(report["schemaVersion"], 1);
+    assert_eq!(report["schemaVersion"], 2);
     let labels: Vec<&str> = report["sources"]
         .as_array()
         .unwrap()
@@ -276,7 +276,7 @@ fn diff(pair: &Pair) -> Diff {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .map(|v| v["value"].as_str().map(str::to_string))
+                    .map(|v| v["text"].as_str().map(str::to_string))
                     .collect(),
             }
         })

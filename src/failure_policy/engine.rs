@@ -6,9 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::model::{
-    Action, ContainerState, FailedPod, JobModel, ReplacementPolicy, Rule, format_intervals,
-};
+use super::model::{Action, ContainerState, FailedPod, JobModel, Rule, format_intervals};
 
 /// What differs between Kubernetes versions, as far as Jobs are concerned.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -388,7 +386,9 @@ pub fn simulate_from(
     }
     let mut steps = Vec::new();
     for (n, outcome) in outcomes.iter().enumerate() {
-        sim.now += outcome.after_seconds;
+        // Saturating: times past u64::MAX seconds only matter against the deadline, which
+        // they are past anyway.
+        sim.now = sim.now.saturating_add(outcome.after_seconds);
         let mut step = Step {
             outcome: n + 1,
             index: outcome.index,
@@ -703,22 +703,6 @@ fn condition(type_: &str, reason: &str, message: &str) -> Condition {
         reason: reason.into(),
         message: message.into(),
     }
-}
-
-/// Whether the pod counts as failed at all, before any rule (isPodFailed).
-pub fn counts_as_failed(
-    job: &JobModel,
-    phase_failed: bool,
-    terminating: bool,
-    sem: &Semantics,
-) -> bool {
-    if phase_failed {
-        return true;
-    }
-    let strict = (job.pod_failure_policy.is_some() && sem.job_pod_failure_policy)
-        || (sem.job_pod_replacement_policy
-            && job.pod_replacement_policy == ReplacementPolicy::Failed);
-    terminating && !strict
 }
 
 #[cfg(test)]

@@ -101,10 +101,12 @@ pub struct ContainerState {
     pub exit_code: Option<i32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct PodCondition {
+    #[serde(rename = "type")]
     pub type_: String,
     pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
@@ -157,11 +159,11 @@ pub fn format_intervals(set: &BTreeSet<i32>) -> String {
     let mut iter = set.iter().copied().peekable();
     while let Some(start) = iter.next() {
         let mut end = start;
-        while iter.peek() == Some(&(end + 1)) {
-            end = iter.next().unwrap();
+        while let Some(next) = iter.next_if(|&n| end.checked_add(1) == Some(n)) {
+            end = next;
         }
         // The controller writes two neighbours as "1,2", longer runs as "1-3".
-        parts.push(match end - start {
+        parts.push(match i64::from(end) - i64::from(start) {
             0 => start.to_string(),
             1 => format!("{start},{end}"),
             _ => format!("{start}-{end}"),
@@ -329,5 +331,20 @@ mod tests {
         );
         assert!(parse_intervals("3-1").is_err());
         assert!(parse_intervals("a").is_err());
+    }
+
+    /// The largest index used to overflow `end + 1` (a panic in debug builds).
+    #[test]
+    fn intervals_at_the_ends_of_the_integers() {
+        let set: BTreeSet<i32> = [i32::MAX - 1, i32::MAX].into();
+        assert_eq!(
+            format_intervals(&set),
+            format!("{},{}", i32::MAX - 1, i32::MAX)
+        );
+        let set: BTreeSet<i32> = [i32::MIN, i32::MIN + 1, i32::MIN + 2, i32::MAX].into();
+        assert_eq!(
+            format_intervals(&set),
+            format!("{}-{},{}", i32::MIN, i32::MIN + 2, i32::MAX)
+        );
     }
 }

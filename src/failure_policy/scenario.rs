@@ -21,6 +21,7 @@ use serde_json::Value;
 
 use super::engine::{Outcome, PodResult};
 use super::model::{ContainerState, FailedPod, JobModel, PodCondition};
+use crate::error::Error;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -64,22 +65,15 @@ fn true_status() -> String {
     "True".into()
 }
 
-/// The outcomes of an already parsed scenario (`{outcomes: [...]}`).
-pub fn parse_value(value: Value, source: &str) -> Result<Vec<OutcomeSpec>, String> {
-    let file: ScenarioFile =
-        serde_json::from_value(value).map_err(|e| format!("{source}: not a scenario: {e}"))?;
-    Ok(file.outcomes)
-}
-
 /// Reads a scenario file's outcomes.
-pub fn parse_file(text: &str, source: &str) -> Result<Vec<OutcomeSpec>, String> {
+pub fn parse_file(text: &str, source: &str) -> Result<Vec<OutcomeSpec>, Error> {
     let value: Value = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| format!("{source}: invalid JSON: {e}"))?
+        serde_json::from_str(text).map_err(|e| Error::input_because(source, "invalid JSON", e))?
     } else {
-        serde_saphyr::from_str(text).map_err(|e| format!("{source}: invalid YAML: {e}"))?
+        serde_saphyr::from_str(text).map_err(|e| Error::input_because(source, "invalid YAML", e))?
     };
-    let file: ScenarioFile =
-        serde_json::from_value(value).map_err(|e| format!("{source}: not a scenario: {e}"))?;
+    let file: ScenarioFile = serde_json::from_value(value)
+        .map_err(|e| Error::input_because(source, "not a scenario", e))?;
     Ok(file.outcomes)
 }
 
@@ -117,7 +111,7 @@ pub fn parse_inline(text: &str, succeed: bool) -> Result<OutcomeSpec, String> {
                 )
             }
             ("after", _) => {
-                crate::cli::parse_duration(value).map_err(|e| bad(part, &e))?;
+                crate::duration::parse(value).map_err(|e| bad(part, &e))?;
                 spec.after = Some(value.to_string());
             }
             ("oom", Some(f)) => {
@@ -179,7 +173,14 @@ fn disruption(reason: &str) -> ConditionSpec {
 
 /// Checks the outcomes against the Job and turns them into engine input. Unnamed exit codes
 /// (`exit=N`) belong to the first container (or init container).
-pub fn resolve(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, String> {
+pub fn resolve(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, Error> {
+    resolve_each(specs, job).map_err(|message| Error::Invalid {
+        input: "outcomes".into(),
+        message,
+    })
+}
+
+fn resolve_each(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, String> {
     let mut out = Vec::new();
     for (n, spec) in specs.iter().enumerate() {
         let at = format!("outcome {}", n + 1);
@@ -207,7 +208,7 @@ pub fn resolve(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, St
             _ => {}
         }
         let after_seconds = match &spec.after {
-            Some(d) => crate::cli::parse_duration(d)
+            Some(d) => crate::duration::parse(d)
                 .map_err(|e| format!("{at}: after: {e}"))?
                 .as_secs(),
             None => 0,

@@ -27,8 +27,7 @@ pub fn parse_documents(text: &str) -> Option<Vec<Value>> {
 
 /// [`parse_documents`], into the tree that borrows plain scalars and keys from `text`.
 pub fn parse_borrowed(text: &str) -> Option<Vec<Json<'_>>> {
-    let bytes = text.as_bytes();
-    if memchr::memchr2(b'\r', b'\t', bytes).is_some() || text.starts_with('\u{feff}') {
+    if unprintable_tab_or_return(text) || text.starts_with('\u{feff}') {
         return None;
     }
     let mut reader = Reader {
@@ -52,6 +51,17 @@ pub fn parse_borrowed(text: &str) -> Option<Vec<Json<'_>>> {
             return None;
         }
     }
+}
+
+/// Whether `text` has a tab or a carriage return (left to serde-saphyr), or a character YAML
+/// does not allow in a stream (serde-saphyr's error): a control character other than the line
+/// feed, DEL, a C1 control other than NEL, U+FFFE or U+FFFF.
+fn unprintable_tab_or_return(text: &str) -> bool {
+    text.bytes().any(|b| (b < 0x20 && b != b'\n') || b == 0x7f)
+        || !text.is_ascii()
+            && text.chars().any(|c| {
+                matches!(c, '\u{80}'..='\u{84}' | '\u{86}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}')
+            })
 }
 
 struct Reader<'a> {
@@ -266,6 +276,12 @@ impl<'a> Reader<'a> {
             && next.indent <= indent
         {
             return Some(Cow::Borrowed(first));
+        }
+        // Continued, a first line that ends in `:` is a key (an error where a value was read):
+        // the check below for the lines that follow, which folding into one string would hide
+        // when a blank line separates them.
+        if first.ends_with(':') {
+            return None;
         }
         let bytes = self.text.as_bytes();
         let mut text = first.to_string();

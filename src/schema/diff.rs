@@ -70,8 +70,11 @@ pub struct Finding {
     pub change: Change,
     pub class: Class,
     pub message: String,
-    /// One entry per source, in source order; `None` where the source does not have the node.
+    /// One entry per source, in source order, as the table shows it; `None` where the source
+    /// does not have the node.
     pub values: Vec<Option<String>>,
+    /// The same as data, for JSON: null where the source lacks the node or the attribute.
+    pub data: Vec<Value>,
 }
 
 impl Finding {
@@ -216,6 +219,7 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
     // Presence of the API.
     let show_presence = |a: &Option<&ApiDef>| a.map(|a| a.kind.clone());
     let values: Vec<Option<String>> = apis.iter().map(show_presence).collect();
+    let data: Vec<Value> = values.iter().map(|v| v.as_data()).collect();
     let missing: Vec<usize> = (0..n).filter(|i| apis[*i].is_none()).collect();
     if !missing.is_empty() {
         let (change, class, msg) = if apis[baseline].is_some() {
@@ -231,43 +235,76 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                 "not served by the baseline",
             )
         };
-        out.push(api_finding("api", change, class, msg.to_string(), values));
+        out.push(api_finding(
+            "api",
+            change,
+            class,
+            msg.to_string(),
+            (values, data),
+        ));
     }
     let present: Vec<&ApiDef> = apis.iter().flatten().copied().collect();
     let all = |f: &dyn Fn(&ApiDef) -> String| -> Vec<Option<String>> {
         apis.iter().map(|a| a.map(f)).collect()
     };
+    let all_data = |f: &dyn Fn(&ApiDef) -> Value| -> Vec<Value> {
+        apis.iter().map(|a| a.map_or(Value::Null, f)).collect()
+    };
     let differs = |f: &dyn Fn(&ApiDef) -> String| present.iter().any(|a| f(a) != f(base_api));
     let api_rules: [ApiRule; 6] = [
-        ("scope", Class::Breaking, &|a| a.scope.clone()),
-        ("names", Class::Breaking, &|a| {
-            format!(
-                "{}/{}/{}/{}",
-                a.kind,
-                a.plural,
-                a.singular.as_deref().unwrap_or("-"),
-                a.list_kind.as_deref().unwrap_or("-")
-            )
+        ("scope", Class::Breaking, &|a| a.scope.clone(), &|a| {
+            a.scope.as_str().into()
         }),
-        ("shortNames", Class::Informational, &|a| {
-            join(&a.short_names)
-        }),
-        ("categories", Class::Informational, &|a| join(&a.categories)),
-        ("storageVersion", Class::Informational, &|a| {
-            a.storage_version().unwrap_or("-").to_string()
-        }),
-        ("conversion", Class::Informational, &|a| {
-            a.conversion.clone().unwrap_or_else(|| "None".into())
-        }),
+        (
+            "names",
+            Class::Breaking,
+            &|a| {
+                format!(
+                    "{}/{}/{}/{}",
+                    a.kind,
+                    a.plural,
+                    a.singular.as_deref().unwrap_or("-"),
+                    a.list_kind.as_deref().unwrap_or("-")
+                )
+            },
+            &|a| {
+                serde_json::json!({"kind": a.kind, "plural": a.plural,
+                    "singular": a.singular, "listKind": a.list_kind})
+            },
+        ),
+        (
+            "shortNames",
+            Class::Informational,
+            &|a| join(&a.short_names),
+            &|a| a.short_names.as_data(),
+        ),
+        (
+            "categories",
+            Class::Informational,
+            &|a| join(&a.categories),
+            &|a| a.categories.as_data(),
+        ),
+        (
+            "storageVersion",
+            Class::Informational,
+            &|a| a.storage_version().unwrap_or("-").to_string(),
+            &|a| a.storage_version().into(),
+        ),
+        (
+            "conversion",
+            Class::Informational,
+            &|a| a.conversion.clone().unwrap_or_else(|| "None".into()),
+            &|a| a.conversion.as_data(),
+        ),
     ];
-    for (attribute, class, f) in api_rules {
+    for (attribute, class, f, d) in api_rules {
         if differs(f) {
             out.push(api_finding(
                 attribute,
                 Change::Changed,
                 class,
                 format!("{attribute} differs"),
-                all(f),
+                (all(f), all_data(d)),
             ));
         }
     }
@@ -290,6 +327,15 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
             })
         };
         let values: Vec<Option<String>> = (0..n).map(show).collect();
+        let data: Vec<Value> = apis
+            .iter()
+            .map(|a| {
+                a.and_then(|a| a.versions.get(version)).map_or(
+                    Value::Null,
+                    |v| serde_json::json!({"served": v.served, "storage": v.storage}),
+                )
+            })
+            .collect();
         let vbase = if served[base].is_some() {
             Some(base)
         } else {
@@ -313,21 +359,31 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                 class,
                 message: format!("{version} is not served by every source"),
                 values: values.clone(),
+                data: data.clone(),
             });
         }
         let vdef = served[vbase].expect("served");
         let flag_rules: [VersionRule; 3] = [
-            ("deprecated", Class::Informational, &|v| {
-                v.deprecated.to_string()
-            }),
-            ("subresources", Class::Breaking, &|v| {
-                v.subresources.to_string()
-            }),
-            ("printerColumns", Class::Informational, &|v| {
-                Value::from(v.printer_columns.clone()).to_string()
-            }),
+            (
+                "deprecated",
+                Class::Informational,
+                &|v| v.deprecated.to_string(),
+                &|v| v.deprecated.into(),
+            ),
+            (
+                "subresources",
+                Class::Breaking,
+                &|v| v.subresources.to_string(),
+                &|v| v.subresources.clone(),
+            ),
+            (
+                "printerColumns",
+                Class::Informational,
+                &|v| Value::from(v.printer_columns.clone()).to_string(),
+                &|v| v.printer_columns.clone().into(),
+            ),
         ];
-        for (attribute, class, f) in flag_rules {
+        for (attribute, class, f, d) in flag_rules {
             if served.iter().flatten().any(|v| f(v) != f(vdef)) {
                 out.push(Finding {
                     version: Some(version.clone()),
@@ -340,6 +396,7 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                         .iter()
                         .map(|v| v.map(|v| short_text(&f(v))))
                         .collect(),
+                    data: served.iter().map(|v| v.map_or(Value::Null, d)).collect(),
                 });
             }
         }
@@ -374,6 +431,10 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                         class,
                         message: "selectable fields differ".into(),
                         values: served.iter().map(|v| v.map(|v| join(&fields(v)))).collect(),
+                        data: served
+                            .iter()
+                            .map(|v| v.map_or(Value::Null, |v| v.selectable_fields.clone().into()))
+                            .collect(),
                     });
                 }
             }
@@ -401,7 +462,7 @@ fn api_finding(
     change: Change,
     class: Class,
     message: String,
-    values: Vec<Option<String>>,
+    (values, data): (Vec<Option<String>>, Vec<Value>),
 ) -> Finding {
     Finding {
         version: None,
@@ -411,6 +472,7 @@ fn api_finding(
         class,
         message,
         values,
+        data,
     }
 }
 
@@ -446,11 +508,18 @@ struct Walker<'o> {
 /// What one rule says about one source relative to the baseline.
 type Verdict = Option<(Change, Class, String)>;
 
-type ApiRule<'a> = (&'a str, Class, &'a dyn Fn(&ApiDef) -> String);
+/// An attribute of the API: its id, its class, how the table shows it, and its data.
+type ApiRule<'a> = (
+    &'a str,
+    Class,
+    &'a dyn Fn(&ApiDef) -> String,
+    &'a dyn Fn(&ApiDef) -> Value,
+);
 type VersionRule<'a> = (
     &'a str,
     Class,
     &'a dyn Fn(&super::model::VersionDef) -> String,
+    &'a dyn Fn(&super::model::VersionDef) -> Value,
 );
 
 impl Walker<'_> {
@@ -459,7 +528,7 @@ impl Walker<'_> {
         path: &str,
         attribute: &str,
         verdict: (Change, Class, String),
-        values: Vec<Option<String>>,
+        (values, data): (Vec<Option<String>>, Vec<Value>),
     ) {
         let (change, class, message) = verdict;
         // One finding per (path, attribute, change); several sources can share it.
@@ -484,11 +553,12 @@ impl Walker<'_> {
             class,
             message,
             values,
+            data,
         });
     }
 
     /// Applies one attribute rule to every source against the baseline.
-    fn rule<T>(
+    fn rule<T: AsData>(
         &mut self,
         at: &At,
         attribute: &str,
@@ -498,7 +568,7 @@ impl Walker<'_> {
     ) {
         let (nodes, base, path) = (at.nodes, at.base, at.path);
         let base_value = get(nodes[base].expect("baseline node"));
-        let mut values: Option<Vec<Option<String>>> = None;
+        let mut values: Option<(Vec<Option<String>>, Vec<Value>)> = None;
         for (i, node) in nodes.iter().enumerate() {
             let Some(node) = node else { continue };
             if i == base {
@@ -507,7 +577,15 @@ impl Walker<'_> {
             let value = get(node);
             if let Some(verdict) = judge(&base_value, &value) {
                 let values = values
-                    .get_or_insert_with(|| nodes.iter().map(|n| n.map(|n| show(&get(n)))).collect())
+                    .get_or_insert_with(|| {
+                        let got: Vec<Option<T>> = nodes.iter().map(|n| n.map(&get)).collect();
+                        (
+                            got.iter().map(|v| v.as_ref().map(&show)).collect(),
+                            got.iter()
+                                .map(|v| v.as_ref().map_or(Value::Null, AsData::as_data))
+                                .collect(),
+                        )
+                    })
                     .clone();
                 self.push(path, attribute, verdict, values);
             }
@@ -638,7 +716,7 @@ impl Walker<'_> {
             "x-kubernetes-embedded-resource",
             |s| s.embedded_resource,
             bool::to_string,
-            judge_any_change,
+            judge_any_change(bool::to_string),
         );
         // Absent means atomic for arrays and granular for objects: no difference.
         self.rule(
@@ -646,21 +724,21 @@ impl Walker<'_> {
             "x-kubernetes-list-type",
             list_type,
             show_opt,
-            judge_any_change,
+            judge_any_change(show_opt),
         );
         self.rule(
             &at,
             "x-kubernetes-list-map-keys",
             |s| s.list_map_keys.clone(),
             |k| k.join(", "),
-            judge_any_change,
+            judge_any_change(|k: &Vec<String>| format!("[{}]", k.join(", "))),
         );
         self.rule(
             &at,
             "x-kubernetes-map-type",
             map_type,
             show_opt,
-            judge_any_change,
+            judge_any_change(show_opt),
         );
         self.rule(&at, "valueValidation", junctions, show_opt, judge_junctions);
         self.rule(
@@ -739,6 +817,11 @@ impl Walker<'_> {
                     })
                 })
                 .collect();
+            let data: Vec<Value> = nodes
+                .iter()
+                .map(|n| n.map_or(Value::Null, |n| n.is_required(name).into()))
+                .collect();
+            let values = (values, data);
             for (i, n) in nodes.iter().enumerate() {
                 let Some(n) = n else { continue };
                 if i == base {
@@ -782,8 +865,10 @@ impl Walker<'_> {
                 .iter()
                 .map(|n| n.and_then(|n| n.properties.get(name.as_str())))
                 .collect();
-            let values: Vec<Option<String>> =
+            let names: Vec<Option<String>> =
                 children.iter().map(|c| c.map(|c| c.type_name())).collect();
+            let data: Vec<Value> = names.iter().map(AsData::as_data).collect();
+            let values = (names, data);
             let base_child = children[base];
             for (i, node) in nodes.iter().enumerate() {
                 let Some(node) = node else { continue };
@@ -1070,17 +1155,17 @@ fn judge_constraint(b: &Option<String>, o: &Option<String>, what: &str) -> Verdi
         (None, Some(v)) => Some((
             Change::Narrowed,
             Class::Breaking,
-            format!("{what} {v:?} added"),
+            format!("{what} '{v}' added"),
         )),
         (Some(v), None) => Some((
             Change::Widened,
             Class::Compatible,
-            format!("{what} {v:?} removed"),
+            format!("{what} '{v}' removed"),
         )),
         (Some(x), Some(y)) if x != y => Some((
             Change::Changed,
             Class::Breaking,
-            format!("{what} {x:?} -> {y:?}"),
+            format!("{what} '{x}' -> '{y}'"),
         )),
         _ => None,
     }
@@ -1155,6 +1240,110 @@ fn judge_multiple_of(b: &Option<f64>, o: &Option<f64>) -> Verdict {
 
 type Rules = Vec<super::model::CelRule>;
 
+/// An attribute's value as data for the JSON report; null where it is unset.
+trait AsData {
+    fn as_data(&self) -> Value;
+}
+
+impl AsData for String {
+    fn as_data(&self) -> Value {
+        self.as_str().into()
+    }
+}
+
+impl AsData for bool {
+    fn as_data(&self) -> Value {
+        (*self).into()
+    }
+}
+
+impl AsData for Vec<String> {
+    fn as_data(&self) -> Value {
+        self.iter().map(String::as_str).collect()
+    }
+}
+
+impl AsData for BTreeSet<String> {
+    fn as_data(&self) -> Value {
+        self.iter().map(String::as_str).collect()
+    }
+}
+
+impl AsData for std::collections::BTreeMap<String, Value> {
+    fn as_data(&self) -> Value {
+        Value::Object(self.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+}
+
+impl AsData for Value {
+    fn as_data(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl AsData for Vec<Value> {
+    fn as_data(&self) -> Value {
+        self.clone().into()
+    }
+}
+
+impl AsData for u64 {
+    fn as_data(&self) -> Value {
+        (*self).into()
+    }
+}
+
+impl AsData for f64 {
+    fn as_data(&self) -> Value {
+        super::model::number_value(*self)
+    }
+}
+
+/// A bound and whether it is exclusive.
+impl AsData for (Option<f64>, bool) {
+    fn as_data(&self) -> Value {
+        match self {
+            (Some(n), exclusive) => {
+                serde_json::json!({"value": super::model::number_value(*n), "exclusive": exclusive})
+            }
+            (None, _) => Value::Null,
+        }
+    }
+}
+
+impl AsData for super::model::CelRule {
+    fn as_data(&self) -> Value {
+        let mut rule = serde_json::Map::new();
+        rule.insert("rule".into(), self.rule.as_str().into());
+        for (key, value) in [
+            ("message", &self.message),
+            ("messageExpression", &self.message_expression),
+            ("reason", &self.reason),
+            ("fieldPath", &self.field_path),
+        ] {
+            if let Some(v) = value {
+                rule.insert(key.into(), v.as_str().into());
+            }
+        }
+        if let Some(b) = self.optional_old_self {
+            rule.insert("optionalOldSelf".into(), b.into());
+        }
+        Value::Object(rule)
+    }
+}
+
+impl AsData for Rules {
+    fn as_data(&self) -> Value {
+        self.iter().map(AsData::as_data).collect()
+    }
+}
+
+impl<T: AsData> AsData for Option<T> {
+    fn as_data(&self) -> Value {
+        self.as_ref().map_or(Value::Null, AsData::as_data)
+    }
+}
+
 fn rule_keys(v: &Rules) -> BTreeSet<String> {
     v.iter().map(|r| r.key()).collect()
 }
@@ -1211,8 +1400,17 @@ fn judge_rules_reworded(b: &Rules, o: &Rules) -> Verdict {
     })
 }
 
-fn judge_any_change<T: PartialEq + std::fmt::Debug>(b: &T, o: &T) -> Verdict {
-    (b != o).then(|| (Change::Changed, Class::Breaking, format!("{b:?} -> {o:?}")))
+/// Any difference breaks; the message shows both values as the table does (`show`).
+fn judge_any_change<T: PartialEq>(show: impl Fn(&T) -> String) -> impl Fn(&T, &T) -> Verdict {
+    move |b, o| {
+        (b != o).then(|| {
+            (
+                Change::Changed,
+                Class::Breaking,
+                format!("{} -> {}", show(b), show(o)),
+            )
+        })
+    }
 }
 
 fn judge_junctions(b: &Option<String>, o: &Option<String>) -> Verdict {

@@ -64,9 +64,6 @@ fn array_index(token: &str) -> Option<usize> {
 pub trait JsonObject<V> {
     fn get(&self, key: &str) -> Option<&V>;
     fn len(&self) -> usize;
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
     fn members<'s>(&'s self) -> impl Iterator<Item = (&'s str, &'s V)>
     where
         V: 's;
@@ -389,7 +386,7 @@ mod tests {
     proptest! {
         /// Any JSON text reads into the same `Value` through either tree.
         #[test]
-        fn every_text_reads_as_value_reads_it(value in crate::output::tests::json_value()) {
+        fn every_text_reads_as_value_reads_it(value in crate::schema::json_text::tests::json_value()) {
             let text = serde_json::to_string(&value).unwrap();
             let (tree, direct) = both(&text);
             prop_assert_eq!(tree, direct);

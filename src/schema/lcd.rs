@@ -11,11 +11,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 use serde_json::{Value, json};
 
+use super::json_text::{PrettyJson, push_json_pretty};
 use super::model::{
     AdditionalProperties, ApiDef, CelRule, Schema, SchemaNode, push_schema_json, same_schema,
     to_json, version_priority,
 };
-use crate::output::{PrettyJson, push_json_pretty};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -74,7 +74,7 @@ impl Manifest {
         value
     }
 
-    /// Appends what `output::push_json_pretty(out, &self.to_value(), level)` would.
+    /// Appends what `json_text::push_json_pretty(out, &self.to_value(), level)` would.
     pub fn push_json_pretty(&self, out: &mut Vec<u8>, level: usize) {
         // Each object on the way to the schemas, written member by member, with `at` for the
         // value of each member.
@@ -774,10 +774,10 @@ impl LcdWalk<'_> {
                 Err(r) => reasons.extend(r),
             }
         }
-        // Object fields and map values.
-        let object_like = nodes
-            .iter()
-            .any(|n| !n.properties.is_empty() || n.additional_properties.is_some());
+        // Object fields and map values; required names too, declared or not.
+        let object_like = nodes.iter().any(|n| {
+            !n.properties.is_empty() || n.additional_properties.is_some() || !n.required.is_empty()
+        });
         if object_like {
             let all_maps = nodes.iter().all(|n| n.map_values().is_some());
             if all_maps {
@@ -809,6 +809,11 @@ impl LcdWalk<'_> {
                 child_path.push('.');
                 child_path.push_str(name);
                 let slots: Vec<Slot> = nodes.iter().map(|n| slot(n, name)).collect();
+                // A required name no source declares, where every source keeps unknown fields:
+                // nothing to merge (it stays required below, as an unknown field).
+                if slots.iter().all(|s| matches!(s, Slot::Anything)) {
+                    continue;
+                }
                 let is_required = required.contains(name);
                 let outcome = if slots.iter().any(|s| matches!(s, Slot::Unknown)) {
                     let unknown_in: Vec<&str> =

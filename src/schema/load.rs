@@ -95,7 +95,7 @@ impl Selection {
 
 /// A problem with one input, named so the user can find it.
 fn bad_input(source: &str, message: impl std::fmt::Display) -> Error {
-    Error::Input(format!("{source}: {message}"))
+    Error::input(source, message.to_string())
 }
 
 fn schema_errors(source: &str, what: &str, errors: &[SchemaError]) -> Error {
@@ -132,18 +132,20 @@ fn looks_like_json(text: &str) -> bool {
 }
 
 fn parse_json_document(text: &str, source: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| bad_input(source, format!("invalid JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| Error::input_because(source, "invalid JSON", e))
 }
 
 /// YAML documents read by serde-saphyr, the reference reader, without the empty ones.
 fn parse_yaml_documents(text: &str, source: &str) -> Result<Vec<Value>> {
     let docs: Vec<Value> = serde_saphyr::from_multiple(text)
-        .map_err(|e| bad_input(source, format!("invalid YAML: {e}")))?;
+        .map_err(|e| Error::input_because(source, "invalid YAML", e))?;
     Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
 }
 
 /// Turns the documents of one file into APIs. CRDs, lists of CRDs and OpenAPI v3 documents are
-/// accepted; anything else is an error that names the document.
+/// accepted; anything else is an error that names the document. (The tool keeps them compact:
+/// [`stored_apis_from_documents`]; the tests want them parsed.)
+#[cfg(test)]
 pub fn apis_from_documents(
     docs: Vec<Value>,
     source: &str,
@@ -158,7 +160,7 @@ pub fn apis_from_documents(
 
 /// [`apis_from_documents`], kept compact for comparing later (see [`StoredApi`]). The
 /// documents may be in either tree (see [`json_view`](super::json_view)).
-pub(crate) fn stored_apis_from_documents<D: JsonView>(
+pub fn stored_apis_from_documents<D: JsonView>(
     docs: &[D],
     source: &str,
     selection: &Selection,
@@ -277,7 +279,7 @@ struct CrdParts<'a, M, S> {
 /// [`crd_from_value`] for a manifest whose spec is still JSON text, beside its other members:
 /// the spec, the bulk of a CRD, is read into the tree that borrows its strings (see
 /// [`json_view`](super::json_view)). `None` when `spec` is not JSON.
-pub(crate) fn crd_from_spec_text(
+pub fn crd_from_spec_text(
     members: &serde_json::Map<String, Value>,
     spec: &str,
     at: &str,
@@ -557,10 +559,11 @@ pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             out.push(p.clone());
             continue;
         }
-        let meta = std::fs::metadata(p).map_err(|e| bad_input(&p.display().to_string(), e))?;
+        let meta = std::fs::metadata(p)
+            .map_err(|e| Error::input_because(p.display().to_string(), "", e))?;
         if meta.is_dir() {
             let mut files: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| bad_input(&p.display().to_string(), e))?
+                .map_err(|e| Error::input_because(p.display().to_string(), "", e))?
                 .filter_map(|entry| entry.ok().map(|e| e.path()))
                 .filter(|f| {
                     f.is_file()
@@ -744,7 +747,7 @@ fn load_one_file(
     } else {
         std::fs::File::open(file).and_then(|mut f| f.read_to_string(text))
     }
-    .map_err(|e| bad_input(&name, e))?;
+    .map_err(|e| Error::input_because(name.as_str(), "", e))?;
     // As `parse_documents` reads, but block YAML (the usual form of CRD files) stays in the
     // tree that borrows its scalars.
     if looks_like_json(text) {

@@ -900,11 +900,11 @@ pub fn to_json(s: &Schema) -> Value {
     Value::Object(m)
 }
 
-/// What `output::push_json_pretty(out, &to_json(s), level)` writes, without building the
+/// What `json_text::push_json_pretty(out, &to_json(s), level)` writes, without building the
 /// `Value`: the LCD manifests are mostly schemas. Members come in the order of their keys, as
 /// in a `serde_json` map (tests check the two agree).
 pub fn push_schema_json(out: &mut Vec<u8>, s: &Schema, level: usize) {
-    use crate::output::{PrettyJson, push_json_bool, push_json_pretty, push_json_string};
+    use super::json_text::{PrettyJson, push_json_bool, push_json_pretty, push_json_string};
     fn schemas(object: &mut PrettyJson, key: &str, list: &[Schema], level: usize) {
         if !list.is_empty() {
             let mut array = PrettyJson::array(object.key(key), level);

@@ -1,15 +1,17 @@
 //! The report: a stable, documented shape for JSON/YAML (`schemaVersion` 1, described in the
-//! README), and the human renderings (a grouped, coloured table; Markdown for PR comments).
-use colored::Colorize;
-use comfy_table::Table;
+//! README). The commands layer renders it (a grouped, coloured table; Markdown for PR comments).
 use serde::Serialize;
 
 use super::diff::{Class, Finding};
 use super::lcd::{Conflict, Dropped};
 use super::model::Origin;
-use crate::output::{Tabular, markdown_table, new_table, trim_lines};
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// The version of the comparison report. 2: each source's value is data (`value`), with the
+/// table's text beside it (`text`); in 1 `value` was the text.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The version of the `--object` report.
+pub const OBJECTS_SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -118,7 +120,10 @@ pub struct FindingReport {
 #[derive(Debug, Serialize)]
 pub struct SourceValue {
     pub source: String,
-    pub value: Option<String>,
+    /// The attribute as data; null where the source lacks the node or the attribute.
+    pub value: serde_json::Value,
+    /// As the table shows it; null where the source lacks the node.
+    pub text: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -146,408 +151,16 @@ impl FindingReport {
             values: f
                 .values
                 .iter()
+                .zip(&f.data)
                 .zip(labels)
-                .map(|(v, l)| SourceValue {
+                .map(|((text, value), l)| SourceValue {
                     source: l.clone(),
-                    value: v.clone(),
+                    value: value.clone(),
+                    text: text.clone(),
                 })
                 .collect(),
         }
     }
-}
-
-/// Shorter names for the table; JSON keeps the schema keywords.
-fn short_attribute(attribute: &str) -> &str {
-    match attribute {
-        "x-kubernetes-validations" => "CEL rule",
-        "x-kubernetes-preserve-unknown-fields" => "preserve-unknown",
-        "x-kubernetes-embedded-resource" => "embedded-resource",
-        "x-kubernetes-list-type" => "list-type",
-        "x-kubernetes-list-map-keys" => "list-map-keys",
-        "x-kubernetes-map-type" => "map-type",
-        other => other,
-    }
-}
-
-fn paint_class(class: Class) -> String {
-    let text = class.as_str();
-    match class {
-        Class::Breaking => text.red().bold().to_string(),
-        Class::Compatible => text.green().to_string(),
-        Class::Informational => text.dimmed().to_string(),
-    }
-}
-
-/// Column headers for sources: context names as they are; file paths without the leading and
-/// trailing path components they all share, so two releases of one file fit side by side.
-pub fn short_labels(labels: &[String]) -> Vec<String> {
-    let files: Vec<Vec<&str>> = labels
-        .iter()
-        .filter(|l| l.contains('/'))
-        .map(|l| l.split('/').filter(|c| !c.is_empty()).collect())
-        .collect();
-    let (mut lead, mut trail) = (0, 0);
-    if files.len() >= 2 {
-        let shortest = files.iter().map(Vec::len).min().unwrap_or(0);
-        while lead < shortest && files.iter().all(|f| f[lead] == files[0][lead]) {
-            lead += 1;
-        }
-        while trail < shortest - lead
-            && files
-                .iter()
-                .all(|f| f[f.len() - 1 - trail] == files[0][files[0].len() - 1 - trail])
-        {
-            trail += 1;
-        }
-    }
-    labels
-        .iter()
-        .map(|l| {
-            if !l.contains('/') {
-                return l.clone();
-            }
-            let parts: Vec<&str> = l.split('/').filter(|c| !c.is_empty()).collect();
-            if files.len() >= 2 && lead + trail < parts.len() {
-                parts[lead..parts.len() - trail].join("/")
-            } else {
-                parts.last().copied().unwrap_or(l).to_string()
-            }
-        })
-        .collect()
-}
-
-/// Long values (patterns, CEL rules) are cut around where they first differ, so the table shows
-/// the difference rather than a shared prefix.
-pub fn focus(values: &[Option<String>], width: usize) -> Vec<Option<String>> {
-    let present: Vec<Vec<char>> = values
-        .iter()
-        .flatten()
-        .map(|v| v.chars().collect())
-        .collect();
-    if present.iter().all(|v| v.len() <= width) {
-        return values.to_vec();
-    }
-    let first_difference = (0..)
-        .find(|&i| {
-            let c = present.first().and_then(|v| v.get(i));
-            present.iter().any(|v| v.get(i) != c) || present.iter().all(|v| v.len() <= i)
-        })
-        .unwrap_or(0);
-    let start = first_difference.saturating_sub(width / 3);
-    values
-        .iter()
-        .map(|v| {
-            v.as_ref().map(|v| {
-                let chars: Vec<char> = v.chars().collect();
-                let end = (start + width).min(chars.len());
-                let begin = start.min(end);
-                let mut text: String = chars[begin..end].iter().collect();
-                if begin > 0 {
-                    text = format!("...{text}");
-                }
-                if end < chars.len() {
-                    text.push_str("...");
-                }
-                text
-            })
-        })
-        .collect()
-}
-
-/// Wraps to the terminal, or to $COLUMNS off a terminal when it is set.
-fn fit(mut table: Table) -> Table {
-    use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal()
-        && let Some(width) = std::env::var("COLUMNS")
-            .ok()
-            .and_then(|c| c.parse::<u16>().ok())
-    {
-        table.set_width(width.saturating_sub(2));
-    }
-    table
-}
-
-impl ApiReport {
-    fn presence_table(&self) -> Table {
-        let labels: Vec<String> = self.presence.iter().map(|p| p.source.clone()).collect();
-        let mut headers = vec!["version".to_string()];
-        headers.extend(short_labels(&labels));
-        let mut table = new_table(headers);
-        let mut versions: Vec<&String> = self
-            .presence
-            .iter()
-            .flat_map(|p| p.versions.iter().map(|v| &v.name))
-            .collect();
-        versions.sort_by(|a, b| {
-            super::model::version_priority(b)
-                .cmp(&super::model::version_priority(a))
-                .then(a.cmp(b))
-        });
-        versions.dedup();
-        for v in versions {
-            let mut row = vec![v.clone()];
-            for p in &self.presence {
-                row.push(match p.versions.iter().find(|x| &x.name == v) {
-                    Some(x) => {
-                        let mut flags = vec![if x.served { "served" } else { "not served" }];
-                        if x.storage {
-                            flags.push("storage");
-                        }
-                        flags.join(", ")
-                    }
-                    None if p.present => "-".into(),
-                    None => "(no such API)".into(),
-                });
-            }
-            table.add_row(row);
-        }
-        if self.presence.iter().any(|p| !p.present)
-            || self
-                .presence
-                .iter()
-                .any(|p| p.scope != self.presence[0].scope)
-        {
-            let mut row = vec!["(scope)".to_string()];
-            row.extend(
-                self.presence
-                    .iter()
-                    .map(|p| p.scope.clone().unwrap_or_else(|| "-".into())),
-            );
-            table.add_row(row);
-        }
-        fit(table)
-    }
-
-    /// One table per version (API-level findings first), so the path column gets the room.
-    fn findings_tables(&self, show_informational: bool) -> Vec<(String, Table)> {
-        let shown: Vec<&FindingReport> = self
-            .findings
-            .iter()
-            .filter(|f| show_informational || f.class != Class::Informational)
-            .collect();
-        let labels: Vec<String> = self.presence.iter().map(|p| p.source.clone()).collect();
-        let mut groups: Vec<(Option<String>, Vec<&FindingReport>)> = Vec::new();
-        for f in shown {
-            match groups.iter_mut().find(|(v, _)| v == &f.version) {
-                Some((_, list)) => list.push(f),
-                None => groups.push((f.version.clone(), vec![f])),
-            }
-        }
-        groups
-            .into_iter()
-            .map(|(version, findings)| {
-                let mut headers: Vec<String> =
-                    ["path", "change", "class"].map(String::from).to_vec();
-                headers.extend(short_labels(&labels));
-                let mut table = new_table(headers);
-                for f in findings {
-                    let mut row = vec![
-                        if f.path.is_empty() {
-                            "-".into()
-                        } else {
-                            f.path.clone()
-                        },
-                        format!("{} {}", short_attribute(&f.attribute), f.change),
-                        paint_class(f.class),
-                    ];
-                    let values: Vec<Option<String>> =
-                        f.values.iter().map(|v| v.value.clone()).collect();
-                    row.extend(
-                        focus(&values, 30)
-                            .into_iter()
-                            .map(|v| v.unwrap_or_else(|| "-".into())),
-                    );
-                    table.add_row(row);
-                }
-                // Paths are what people scan for: never squeeze them below 40 columns.
-                let longest = table
-                    .column_max_content_widths()
-                    .first()
-                    .copied()
-                    .unwrap_or(0);
-                if let Some(path_column) = table.column_mut(0) {
-                    path_column.set_constraint(comfy_table::ColumnConstraint::LowerBoundary(
-                        comfy_table::Width::Fixed(longest.min(40)),
-                    ));
-                }
-                let title = match version {
-                    Some(v) => format!("version {v}"),
-                    None => "the API".to_string(),
-                };
-                (title, fit(table))
-            })
-            .collect()
-    }
-
-    fn counts(&self) -> (usize, usize, usize) {
-        let count = |c: Class| self.findings.iter().filter(|f| f.class == c).count();
-        (
-            count(Class::Breaking),
-            count(Class::Compatible),
-            count(Class::Informational),
-        )
-    }
-
-    fn heading(&self) -> String {
-        let scope = self
-            .presence
-            .iter()
-            .find_map(|p| p.scope.clone())
-            .unwrap_or_default();
-        format!("{}  ({}, {scope})", self.name, self.kind)
-    }
-
-    fn lcd_lines(&self) -> Vec<String> {
-        let Some(lcd) = &self.lcd else {
-            return Vec::new();
-        };
-        let mut lines = Vec::new();
-        if lcd.exists {
-            lines.push(format!(
-                "LCD: exists; {} field(s) dropped",
-                lcd.dropped.len()
-            ));
-        } else {
-            lines.push("LCD: none".to_string());
-        }
-        for d in &lcd.dropped {
-            lines.push(format!(
-                "  dropped {} {} (in {}): {}",
-                d.version,
-                d.path,
-                d.sources.join(", "),
-                d.reason
-            ));
-        }
-        for c in &lcd.conflicts {
-            let at = if c.version.is_empty() {
-                String::new()
-            } else {
-                format!("{} {}: ", c.version, c.path)
-            };
-            lines.push(format!("  no LCD: {at}{}", c.reason));
-        }
-        lines
-    }
-}
-
-impl Report {
-    fn summary_line(&self) -> String {
-        let s = &self.summary;
-        format!(
-            "{} of {} API(s) differ across {} sources: {} breaking, {} compatible, {} informational.\n\
-             Judged from {}; findings at or above --fail-on {}: {}.",
-            s.apis_with_differences,
-            s.apis,
-            self.sources.len(),
-            s.breaking,
-            s.compatible,
-            s.informational,
-            self.baseline,
-            self.fail_on,
-            s.failing
-        )
-    }
-}
-
-impl Tabular for Report {
-    /// The summary as one table (used by generic renderers); `text` is the full report.
-    fn table(&self) -> Table {
-        let mut table = new_table(["api", "breaking", "compatible", "informational", "lcd"]);
-        for api in &self.apis {
-            let (b, c, i) = api.counts();
-            let lcd = match &api.lcd {
-                Some(l) if l.exists => format!("yes ({} dropped)", l.dropped.len()),
-                Some(_) => "none".into(),
-                None => "-".into(),
-            };
-            table.add_row(vec![
-                api.name.clone(),
-                b.to_string(),
-                c.to_string(),
-                i.to_string(),
-                lcd,
-            ]);
-        }
-        table
-    }
-
-    fn text(&self) -> String {
-        let mut out = String::new();
-        let full: Vec<String> = self.sources.iter().map(|s| s.label.clone()).collect();
-        let short = short_labels(&full);
-        let labels: Vec<String> = self
-            .sources
-            .iter()
-            .zip(&short)
-            .map(|(s, short)| {
-                let what = match &s.origin {
-                    Origin::Cluster { version, .. } => format!("cluster {version}"),
-                    Origin::File { .. } => "file".to_string(),
-                };
-                let base = if s.label == self.baseline {
-                    ", baseline"
-                } else {
-                    ""
-                };
-                if short == &s.label {
-                    format!("  {} ({what}{base})", s.label)
-                } else {
-                    format!("  {short} = {} ({what}{base})", s.label)
-                }
-            })
-            .collect();
-        out += &format!("Sources:\n{}\n", labels.join("\n"));
-        for api in &self.apis {
-            let (b, c, i) = api.counts();
-            let hidden = !self.show_informational && i > 0;
-            let no_findings = b + c == 0 && (hidden || i == 0);
-            out += &format!("\n{}\n", api.heading().bold());
-            out += &indent(&trim_lines(&api.presence_table().to_string()));
-            for (title, t) in api.findings_tables(self.show_informational) {
-                out += &format!("\n  {title}:\n");
-                out += &indent(&trim_lines(&t.to_string()));
-            }
-            let mut tally = format!("{b} breaking, {c} compatible, {i} informational");
-            if hidden {
-                tally += " (informational hidden; --all shows them)";
-            }
-            if no_findings && !hidden {
-                tally = "no differences".into();
-            }
-            out += &format!("  {tally}\n");
-            for line in api.lcd_lines() {
-                out += &format!("  {line}\n");
-            }
-        }
-        out += &format!("\n{}\n", self.summary_line());
-        out
-    }
-
-    fn markdown(&self) -> String {
-        let mut out = String::from("### kubectl migrate schema-diff\n\n");
-        out += &format!("{}\n", self.summary_line());
-        for api in &self.apis {
-            out += &format!("\n#### `{}` ({})\n\n", api.name, api.kind);
-            out += &markdown_table(&api.presence_table());
-            for (title, t) in api.findings_tables(self.show_informational) {
-                out += &format!("\n{title}:\n\n");
-                out += &markdown_table(&t);
-            }
-            let lines = api.lcd_lines();
-            if !lines.is_empty() {
-                out += "\n";
-                for l in lines {
-                    out += &format!("- {}\n", l.trim());
-                }
-            }
-        }
-        out
-    }
-}
-
-fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
 /// `--object`: which sources accept which object.
@@ -593,40 +206,5 @@ impl ObjectReport {
                         .is_some_and(|s| s != "accepted" && s != "not-a-cluster")
             })
         })
-    }
-}
-
-impl Tabular for ObjectReport {
-    fn table(&self) -> Table {
-        let mut table = new_table(["object", "source", "local", "server", "reasons"]);
-        for o in &self.objects {
-            for (i, r) in o.results.iter().enumerate() {
-                let paint = |s: &str| match s {
-                    "accepted" => s.green().to_string(),
-                    "not-a-cluster" | "-" => s.dimmed().to_string(),
-                    _ => s.red().bold().to_string(),
-                };
-                let mut reasons: Vec<String> = r.local_reasons.clone();
-                reasons.extend(r.server_message.clone());
-                if !r.unchecked.is_empty() {
-                    reasons.push(format!(
-                        "{} CEL rule(s)/format(s) not checked locally",
-                        r.unchecked.len()
-                    ));
-                }
-                table.add_row(vec![
-                    if i == 0 {
-                        format!("{} ({})", o.object, o.file)
-                    } else {
-                        String::new()
-                    },
-                    r.source.clone(),
-                    paint(&r.local),
-                    paint(r.server.as_deref().unwrap_or("-")),
-                    reasons.join("\n"),
-                ]);
-            }
-        }
-        table
     }
 }

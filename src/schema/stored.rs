@@ -770,7 +770,7 @@ mod tests {
 
     proptest! {
         #[test]
-        fn packing_gives_back_the_same_value(v in crate::output::tests::json_value()) {
+        fn packing_gives_back_the_same_value(v in crate::schema::json_text::tests::json_value()) {
             prop_assert_eq!(Packed::pack(&v).unpack(), v);
         }
     }
@@ -910,7 +910,7 @@ mod tests {
         for (schema, level) in [(&full, 0), (&nested, 3)] {
             let (mut written, mut expected) = (Vec::new(), Vec::new());
             push_schema_json(&mut written, schema, level);
-            crate::output::push_json_pretty(&mut expected, &to_json(schema), level);
+            crate::schema::json_text::push_json_pretty(&mut expected, &to_json(schema), level);
             assert_eq!(
                 String::from_utf8(written).unwrap(),
                 String::from_utf8(expected).unwrap()

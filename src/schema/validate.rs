@@ -2,6 +2,10 @@
 //! view of unknown fields. Used by `--object` and by the LCD property tests. CEL rules cannot be
 //! evaluated here (except the constant `false`); they are listed as unchecked so nobody mistakes
 //! "no violation" for "checked".
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex, PoisonError};
+
+use regex::Regex;
 use serde_json::Value;
 
 use super::model::{AdditionalProperties, Schema};
@@ -251,12 +255,12 @@ impl Validator {
                 );
             }
             if let Some(p) = &s.pattern {
-                match regex::Regex::new(p) {
-                    Ok(re) if !re.is_match(text) => {
+                match compiled(p) {
+                    Some(re) if !re.is_match(text) => {
                         self.fail(path, format!("Invalid value: {text:?}: should match '{p}'"))
                     }
-                    Ok(_) => {}
-                    Err(_) => self.out.unchecked.push(format!(
+                    Some(_) => {}
+                    None => self.out.unchecked.push(format!(
                         "{path}: pattern {p:?} (not a regular expression this tool reads)"
                     )),
                 }
@@ -348,6 +352,26 @@ impl Validator {
     }
 }
 
+/// The compiled `pattern`, or `None` when the regex crate does not read it. Each pattern is
+/// compiled once and kept (by its text): values are validated by the thousand against the few
+/// patterns of a schema. The cache is emptied when it reaches [`PATTERNS_KEPT`] patterns, so
+/// that schemas made up by the thousand (property tests, fuzzing) do not grow it for ever.
+fn compiled(pattern: &str) -> Option<Regex> {
+    let mut cache = PATTERNS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = cache.get(pattern) {
+        return found.clone();
+    }
+    let re = Regex::new(pattern).ok();
+    if cache.len() >= PATTERNS_KEPT {
+        cache.clear();
+    }
+    cache.insert(pattern.to_string(), re.clone());
+    re
+}
+
+static PATTERNS: LazyLock<Mutex<HashMap<String, Option<Regex>>>> = LazyLock::new(Default::default);
+const PATTERNS_KEPT: usize = 4096;
+
 fn junction_ok(j: &Schema, value: &Value) -> bool {
     let mut v = Validator::default();
     v.junction(j, value, "");
@@ -396,10 +420,11 @@ fn format_ok(format: &str, text: &str) -> Option<bool> {
                 Some(x) => x,
                 None => return Some(false),
             };
+            // By `get`: the time may start with a character of several bytes.
             format_ok("date", date) == Some(true)
                 && time.len() >= 8
-                && digits(&time[0..2], 2)
-                && &time[2..3] == ":"
+                && time.get(0..2).is_some_and(|hour| digits(hour, 2))
+                && time.get(2..3) == Some(":")
         }
         "uuid" => {
             let p: Vec<&str> = text.split('-').collect();
@@ -501,6 +526,56 @@ mod tests {
                 "{object}: wanted {want:?}, got {got:?}"
             );
         }
+    }
+
+    /// An object whose field `v` has the schema `v`.
+    fn field(v: Value) -> Schema {
+        parse_crd_schema(&json!({"type": "object", "properties": {"v": v}}), "s").unwrap()
+    }
+
+    #[test]
+    fn a_date_time_whose_time_starts_with_a_wide_character_is_invalid() {
+        // Found by fuzzing: slicing the time by bytes panicked inside a character.
+        let s = field(json!({"type": "string", "format": "date-time"}));
+        for text in [
+            "2024-01-01T日本語",
+            "2024-01-01T1日:00:00",
+            "2024-01-01T12日00:00",
+        ] {
+            let outcome = validate_object(&s, &json!({"v": text}));
+            assert_eq!(
+                outcome.violations,
+                [Violation {
+                    path: ".v".into(),
+                    message: format!("Invalid value: {text:?}: must be of format date-time"),
+                }]
+            );
+        }
+        assert!(validate_object(&s, &json!({"v": "2024-01-01T12:00:00Z"})).is_valid());
+    }
+
+    #[test]
+    fn a_pattern_is_compiled_once_and_kept() {
+        let pattern = "^kept-[0-9]+$";
+        let s = field(json!({"type": "string", "pattern": pattern}));
+        assert!(validate_object(&s, &json!({"v": "kept-1"})).is_valid());
+        let kept = |p: &str| PATTERNS.lock().unwrap().get(p).map(Option::is_some);
+        assert_eq!(kept(pattern), Some(true));
+        assert!(!validate_object(&s, &json!({"v": "other"})).is_valid());
+        // Patterns the regex crate does not read are kept too, as unchecked.
+        let lookahead = "^(?=a)a$";
+        let s = field(json!({"type": "string", "pattern": lookahead}));
+        for _ in 0..2 {
+            let outcome = validate_object(&s, &json!({"v": "a"}));
+            assert!(outcome.is_valid());
+            assert_eq!(
+                outcome.unchecked,
+                [format!(
+                    ".v: pattern {lookahead:?} (not a regular expression this tool reads)"
+                )]
+            );
+        }
+        assert_eq!(kept(lookahead), Some(false));
     }
 
     #[test]

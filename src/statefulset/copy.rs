@@ -12,11 +12,20 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 pub const COPY_LABEL: &str = "migrate.kubectl.io/copy-of";
 /// Annotation on the destination StatefulSet: the uid of the source it belongs to.
 pub const SOURCE_UID_ANNOTATION: &str = "migrate.kubectl.io/source-uid";
+/// Annotations protection leaves on the source's objects, with the value it replaced, so that
+/// a deleted journal can be rebuilt (`--rebuild-journal`); removed when the value is restored.
+pub const ORIGINAL_POLICY_ANNOTATION: &str = "migrate.kubectl.io/original-reclaim-policy";
+pub const ORIGINAL_RETENTION_ANNOTATION: &str = "migrate.kubectl.io/original-retention";
+pub const ORIGINAL_BUDGET_ANNOTATION: &str = "migrate.kubectl.io/original-budget";
 /// Annotation on copies: where the object came from (`context/namespace/name`).
 pub const ORIGIN_ANNOTATION: &str = "migrate.kubectl.io/origin";
 
 /// Annotations that belong to the original object's life in its own cluster.
 const CLUSTER_LOCAL_ANNOTATIONS: &[&str] = &[
+    // The source's own record of what protection replaced.
+    ORIGINAL_POLICY_ANNOTATION,
+    ORIGINAL_RETENTION_ANNOTATION,
+    ORIGINAL_BUDGET_ANNOTATION,
     "kubectl.kubernetes.io/last-applied-configuration",
     "pv.kubernetes.io/bind-completed",
     "pv.kubernetes.io/bound-by-controller",

@@ -6,13 +6,24 @@
 //! [D.start, s0 + N). Ordinals in between are "in flight": down in both clusters.
 use serde::Serialize;
 
-use super::model::{Direction, Journal, Observed, Side, claim_name};
+use super::budget::{self, BudgetSpec};
+use super::model::{
+    ClusterView, Direction, Journal, ObjectKind, Observed, RecordedBudget, Side, claim_name,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "step", rename_all = "kebab-case")]
 pub enum Step {
+    /// Create the destination namespace (`--create-namespace`), labelled as this migration's.
+    CreateNamespace,
     /// Record the starting point (and the original policies) before anything changes.
     WriteJournal,
+    /// Copy an object the pods use from the source namespace (`--copy-dependencies`),
+    /// recorded in the journal before it is created.
+    CopyObject {
+        kind: ObjectKind,
+        name: String,
+    },
     /// Set PVs' reclaim policy to Retain so that deleting a claim can never delete the data.
     ProtectVolumes {
         side: Side,
@@ -49,6 +60,13 @@ pub enum Step {
         side: Side,
         ordinals: Vec<i32>,
     },
+    /// Give a PodDisruptionBudget its share on `side` (see `budget`): create or update it with
+    /// `spec`, or with `None` delete this migration's copy.
+    SetBudget {
+        side: Side,
+        name: String,
+        spec: Option<BudgetSpec>,
+    },
     MarkComplete,
     /// Rollback clean-up: delete a claim or PV copy this tool created in the destination.
     DeleteCopy {
@@ -61,6 +79,15 @@ pub enum Step {
         volume: String,
         policy: String,
     },
+    /// Rollback clean-up: delete an object the journal records as created by this migration,
+    /// if it still carries this migration's label, and strike it from the journal.
+    DeleteCreated {
+        kind: ObjectKind,
+        name: String,
+    },
+    /// Rollback finished, in a namespace this migration created: delete the namespace (the
+    /// journal with it) if it holds nothing else, else keep it and remove the journal.
+    DeleteNamespace,
     /// Rollback finished: remove the journal.
     DeleteJournal,
     /// Nothing left to do.
@@ -72,6 +99,32 @@ pub enum Step {
 }
 
 impl Step {
+    /// The cluster the step acts on.
+    pub fn side(&self) -> Side {
+        match self {
+            Step::ProtectVolumes { side, .. }
+            | Step::SetBudget { side, .. }
+            | Step::Resize { side, .. }
+            | Step::WaitPodsGone { side, .. }
+            | Step::WaitReady { side, .. }
+            | Step::Verify { side, .. } => *side,
+            Step::CopyClaim { to, .. } => *to,
+            Step::HoldRetention | Step::RestoreRetention | Step::RestoreVolume { .. } => {
+                Side::Source
+            }
+            _ => Side::Destination,
+        }
+    }
+
+    /// What the destination lacks, made before the reconciler starts (see
+    /// `plan::forward_steps`).
+    pub fn is_preparation(&self) -> bool {
+        matches!(
+            self,
+            Step::CreateNamespace | Step::WriteJournal | Step::CopyObject { .. }
+        )
+    }
+
     /// The ordinals a step concerns, for progress and events.
     pub fn ordinals(&self) -> Vec<i32> {
         match self {
@@ -81,10 +134,6 @@ impl Step {
             Step::CopyClaim { ordinal, .. } => vec![*ordinal],
             _ => Vec::new(),
         }
-    }
-
-    pub fn is_wait(&self) -> bool {
-        matches!(self, Step::WaitPodsGone { .. } | Step::WaitReady { .. })
     }
 }
 
@@ -105,16 +154,42 @@ pub fn next_step(journal: Option<&Journal>, observed: &Observed, settings: &Sett
             )),
             // Without the journal we cannot know the original size or policies; never guess.
             (Some(_), Some(_)) => stop(format!(
-                "a StatefulSet {} exists in the destination but the migration journal does not; it was deleted or this is not our migration",
+                "a StatefulSet {} exists in the destination but the migration journal does not; it was deleted or this is not our migration. \
+                 If it was deleted, --rebuild-journal rebuilds it from what both clusters show",
                 settings.name
             )),
-            (Some(_), None) => Step::WriteJournal,
+            // Copies of a migration whose journal and destination set are gone: starting
+            // afresh would take the source's current size for the original one.
+            (Some(_), None) => match orphaned_copies(&settings.name, "the destination", observed) {
+                Some(reason) => stop(reason),
+                None => Step::WriteJournal,
+            },
         };
     };
     match journal.direction {
         Direction::Forward => forward(journal, observed, settings),
         Direction::Rollback => rollback(journal, observed, settings),
     }
+}
+
+/// Why a migration must not start afresh: `place` (the destination) holds claims copied by an
+/// earlier migration of `set` whose journal is gone, and a fresh start would take the source's
+/// current size for the original one and orphan them.
+pub(super) fn orphaned_copies(set: &str, place: &str, observed: &Observed) -> Option<String> {
+    let copies: Vec<&str> = observed
+        .destination
+        .claims
+        .iter()
+        .filter(|(_, c)| c.copied)
+        .map(|(n, _)| n.as_str())
+        .collect();
+    (!copies.is_empty()).then(|| {
+        format!(
+            "{place} holds claims copied by an earlier migration of {set} ({}) but no journal; \
+             rebuild it with --rebuild-journal, then rerun to resume or --rollback",
+            copies.join(", ")
+        )
+    })
 }
 
 fn stop(reason: String) -> Step {
@@ -137,6 +212,14 @@ fn check_ranges(journal: &Journal, observed: &Observed) -> Option<Step> {
         )));
     }
     let source_end = source.start + source.replicas;
+    if journal.direction == Direction::Rollback && source_end < journal.verified_bound {
+        return Some(stop(format!(
+            "the source was scaled down by hand: ordinals [{source_end}, {}) were verified back in it and are no longer assigned to it. \
+             Scale it back to {} replicas and rerun",
+            journal.verified_bound,
+            journal.verified_bound - source.start
+        )));
+    }
     if source_end > journal.end() {
         return Some(stop(format!(
             "the source has {} replicas, more than the {} it had when the migration began; someone scaled it by hand",
@@ -148,6 +231,25 @@ fn check_ranges(journal: &Journal, observed: &Observed) -> Option<Step> {
             return Some(stop(
                 "the destination StatefulSet was not created by this migration".into(),
             ));
+        }
+        // Ordinals verified on one side must still be assigned there: fewer means that side
+        // was scaled down by hand. Named, never "fixed".
+        let dest_low = if dest.replicas > 0 {
+            dest.start
+        } else {
+            journal.end()
+        };
+        if journal.direction == Direction::Forward && dest_low > journal.verified_bound {
+            return Some(stop(format!(
+                "the destination was scaled down by hand: ordinals [{}, {}) were verified running there and are no longer assigned to it \
+                 (start {}, replicas {}). Scale it back to ordinals.start={}, replicas={} and rerun",
+                journal.verified_bound,
+                dest_low,
+                dest.start,
+                dest.replicas,
+                journal.verified_bound,
+                journal.end() - journal.verified_bound
+            )));
         }
         if dest.replicas > 0 {
             if dest.start + dest.replicas != journal.end() {
@@ -174,11 +276,9 @@ fn check_ranges(journal: &Journal, observed: &Observed) -> Option<Step> {
     None
 }
 
-/// Protect every PV of the set in `side` before anything is scaled.
-fn unprotected_volume(observed: &Observed, side: Side) -> Option<Step> {
-    let view = observed.side(side);
-    let volumes: Vec<String> = view
-        .claims
+/// The PVs of the set's claims in `view` whose reclaim policy is not Retain yet.
+pub(super) fn unprotected_volumes(view: &ClusterView) -> Vec<String> {
+    view.claims
         .values()
         .filter_map(|c| c.volume_name.as_ref())
         .filter(|v| {
@@ -187,7 +287,12 @@ fn unprotected_volume(observed: &Observed, side: Side) -> Option<Step> {
                 .is_some_and(|pv| pv.reclaim_policy != "Retain")
         })
         .cloned()
-        .collect();
+        .collect()
+}
+
+/// Protect every PV of the set in `side` before anything is scaled.
+fn unprotected_volume(observed: &Observed, side: Side) -> Option<Step> {
+    let volumes = unprotected_volumes(observed.side(side));
     (!volumes.is_empty()).then_some(Step::ProtectVolumes { side, volumes })
 }
 
@@ -269,6 +374,71 @@ fn verify_arrived(observed: &Observed, side: Side, pending: Vec<i32>) -> Option<
     })
 }
 
+/// The first budget write that brings both sides to what `desired` says for each recorded
+/// budget (source spec, destination spec or `None` for no copy), for a set of `total` pods.
+/// Per budget the side whose share grows goes first, so that between the two writes the sides
+/// together never allow more than the original. A budget the user deleted from the source is no
+/// longer managed: its copy goes.
+pub(super) fn budget_step(
+    budgets: &[RecordedBudget],
+    total: i32,
+    observed: &Observed,
+    desired: impl Fn(&BudgetSpec) -> (BudgetSpec, Option<BudgetSpec>),
+) -> Option<Step> {
+    // What a spec requires, measured against the whole set so that two specs compare.
+    let required = |spec: Option<&BudgetSpec>| spec.and_then(|s| s.required(total)).unwrap_or(0);
+    for recorded in budgets {
+        let current_source = observed.source.budgets.get(&recorded.name);
+        let current_destination = observed.destination.budgets.get(&recorded.name);
+        let (want_source, want_destination) = match current_source {
+            Some(_) => {
+                let (s, d) = desired(&recorded.original);
+                (Some(s), d)
+            }
+            None => (None, None),
+        };
+        let set = |side, spec: &Option<BudgetSpec>| Step::SetBudget {
+            side,
+            name: recorded.name.clone(),
+            spec: spec.clone(),
+        };
+        let source_differs = want_source.is_some() && current_source != want_source.as_ref();
+        let destination_differs = current_destination != want_destination.as_ref();
+        let source_tightens = required(want_source.as_ref()) > required(current_source);
+        match (source_differs, destination_differs) {
+            (true, true) if source_tightens => return Some(set(Side::Source, &want_source)),
+            (_, true) => return Some(set(Side::Destination, &want_destination)),
+            (true, false) => return Some(set(Side::Source, &want_source)),
+            (false, false) => {}
+        }
+    }
+    None
+}
+
+/// Each side's share while `source` pods run in the source and `destination` in the
+/// destination, of a set of `total`.
+pub(super) fn shares(
+    total: i32,
+    source: i32,
+    destination: i32,
+) -> impl Fn(&BudgetSpec) -> (BudgetSpec, Option<BudgetSpec>) {
+    move |original| {
+        let (s, d) = budget::split(original, total, source, destination);
+        (s, Some(d))
+    }
+}
+
+/// What a budget write leaves: `observed` as the cluster then shows it.
+pub(super) fn apply_budget(observed: &mut Observed, step: &Step) {
+    if let Step::SetBudget { side, name, spec } = step {
+        let budgets = &mut observed.side_mut(*side).budgets;
+        match spec {
+            Some(spec) => budgets.insert(name.clone(), spec.clone()),
+            None => budgets.remove(name),
+        };
+    }
+}
+
 fn forward(journal: &Journal, observed: &Observed, settings: &Settings) -> Step {
     if journal.complete {
         return Step::Done;
@@ -335,11 +505,28 @@ fn forward(journal: &Journal, observed: &Observed, settings: &Settings) -> Step 
     }
     if source.replicas > 0 {
         let n = settings.batch.clamp(1, source.replicas);
+        // Before the batch goes down, the budgets take the shares of the pods that stay up
+        // while it is in flight: no side then requires more pods than it has, and the
+        // ordinals in flight are the original's allowed disruptions.
+        let shares = shares(
+            journal.replicas,
+            source.replicas - n,
+            journal.replicas - source.replicas,
+        );
+        if let Some(step) = budget_step(&journal.budgets, journal.replicas, observed, shares) {
+            return step;
+        }
         return Step::Resize {
             side: Side::Source,
             start: source.start,
             replicas: source.replicas - n,
         };
+    }
+    // Everything runs in the destination: both sides get the original spec back.
+    if let Some(step) = budget_step(&journal.budgets, journal.replicas, observed, |o| {
+        (o.clone(), Some(o.clone()))
+    }) {
+        return step;
     }
     Step::MarkComplete
 }
@@ -384,6 +571,14 @@ fn rollback(journal: &Journal, observed: &Observed, settings: &Settings) -> Step
         }
         if dest.replicas > 0 {
             let n = settings.batch.clamp(1, dest.replicas);
+            let shares = shares(
+                journal.replicas,
+                journal.replicas - dest.replicas,
+                dest.replicas - n,
+            );
+            if let Some(step) = budget_step(&journal.budgets, journal.replicas, observed, shares) {
+                return step;
+            }
             return Step::Resize {
                 side: Side::Destination,
                 start: dest.start + n,
@@ -431,6 +626,30 @@ fn rollback(journal: &Journal, observed: &Observed, settings: &Settings) -> Step
             };
         }
     }
+    // The source's budgets as they were; the destination's copies go.
+    if let Some(step) = budget_step(&journal.budgets, journal.replicas, observed, |o| {
+        (o.clone(), None)
+    }) {
+        return step;
+    }
+    // Last, what the migration created besides copies: the objects, then the namespace.
+    if let Some(object) = journal
+        .created
+        .iter()
+        .find(|o| o.kind != ObjectKind::Namespace)
+    {
+        return Step::DeleteCreated {
+            kind: object.kind,
+            name: object.name.clone(),
+        };
+    }
+    if journal
+        .created
+        .iter()
+        .any(|o| o.kind == ObjectKind::Namespace)
+    {
+        return Step::DeleteNamespace;
+    }
     Step::DeleteJournal
 }
 
@@ -461,22 +680,15 @@ mod tests {
 
     const NAME: &str = "web";
 
+    /// A settled set with two claim templates, whose PVC retention deletes claims on scale-down.
     fn set(uid: &str, start: i32, replicas: i32) -> SetView {
+        let retention = Retention {
+            when_scaled: "Delete".into(),
+            when_deleted: "Retain".into(),
+        };
         SetView {
-            uid: uid.into(),
-            resource_version: "1".into(),
-            generation: 1,
-            replicas,
-            start,
-            observed_generation: 1,
-            ready_replicas: replicas,
-            available_replicas: replicas,
-            retention: Retention {
-                when_scaled: "Delete".into(),
-                when_deleted: "Retain".into(),
-            },
-            migrated_from_uid: None,
             claim_templates: vec!["data".into(), "logs".into()],
+            ..fixtures::set(uid, start, replicas, retention)
         }
     }
 
@@ -489,6 +701,8 @@ mod tests {
         journal: Option<Journal>,
         fresh_claims: Vec<String>,
         templates: Vec<String>,
+        /// Budgets that select the set, with their original specs.
+        budgets: Vec<RecordedBudget>,
     }
 
     impl World {
@@ -506,27 +720,14 @@ mod tests {
                         uid: format!("p{k}"),
                         ready: true,
                         terminating: false,
+                        phase: "Running".into(),
+                        not_ready: None,
                     },
                 );
                 for t in &templates {
                     let claim = claim_name(t, NAME, k);
                     let volume = format!("pv-{claim}");
-                    source.claims.insert(
-                        claim.clone(),
-                        ClaimView {
-                            volume_name: Some(volume.clone()),
-                            bound: true,
-                            copied: false,
-                        },
-                    );
-                    source.volumes.insert(
-                        volume,
-                        VolumeView {
-                            reclaim_policy: "Delete".into(),
-                            claim: Some(("ns".into(), claim)),
-                            copied: false,
-                        },
-                    );
+                    fixtures::add_claim(&mut source, "ns", &claim, &volume, "Delete");
                 }
             }
             World {
@@ -537,6 +738,53 @@ mod tests {
                 journal: None,
                 fresh_claims: vec![],
                 templates,
+                budgets: vec![],
+            }
+        }
+
+        /// A world whose set is selected by one budget with `original`.
+        fn with_budget(start: i32, replicas: i32, original: BudgetSpec) -> World {
+            let mut world = World::new(start, replicas);
+            world
+                .observed
+                .source
+                .budgets
+                .insert("web-pdb".into(), original.clone());
+            world.budgets = vec![RecordedBudget {
+                name: "web-pdb".into(),
+                original,
+            }];
+            world
+        }
+
+        /// The two sides' budgets together never allow more evictions than the original
+        /// would over all the pods: the disruption controller's arithmetic on each side.
+        fn assert_budgets_hold(&self, steps: &[Step]) {
+            for b in &self.budgets {
+                let replicas = self.journal.as_ref().map_or_else(
+                    || self.observed.source.set.as_ref().map_or(0, |s| s.replicas),
+                    |j| j.replicas,
+                );
+                let required = b.original.required(replicas).unwrap();
+                let mut healthy_total = 0;
+                let mut evictable = 0;
+                for side in [Side::Source, Side::Destination] {
+                    let view = self.observed.side(side);
+                    let Some(set) = &view.set else { continue };
+                    let healthy = set
+                        .range()
+                        .filter(|k| view.pods.get(k).is_some_and(|p| p.ready && !p.terminating))
+                        .count() as i32;
+                    healthy_total += healthy;
+                    if let Some(spec) = view.budgets.get(&b.name) {
+                        evictable += (healthy - spec.required(set.replicas).unwrap()).max(0);
+                    }
+                }
+                assert!(
+                    evictable <= (healthy_total - required).max(0),
+                    "budgets allow {evictable} evictions with {healthy_total} healthy pods of which {required} must stay, after {:?}",
+                    &steps[steps.len().saturating_sub(6)..]
+                );
             }
         }
 
@@ -587,6 +835,8 @@ mod tests {
                             uid: format!("{side:?}{k}"),
                             ready: false,
                             terminating: false,
+                            phase: "Running".into(),
+                            not_ready: None,
                         },
                     );
                 }
@@ -637,8 +887,12 @@ mod tests {
                         verified_bound: s.start + s.replicas,
                         complete: false,
                         cleaned_up: false,
+                        health_check: None,
+                        created: vec![],
+                        budgets: self.budgets.clone(),
                     });
                 }
+                Step::SetBudget { .. } => apply_budget(&mut self.observed, step),
                 Step::ProtectVolumes { side, volumes } => {
                     for volume in volumes {
                         self.view(side)
@@ -720,7 +974,16 @@ mod tests {
                         .unwrap()
                         .reclaim_policy = policy
                 }
-                Step::DeleteJournal => self.journal = None,
+                Step::DeleteCreated { kind, name } => self
+                    .journal
+                    .as_mut()
+                    .unwrap()
+                    .created
+                    .retain(|o| (o.kind, o.name.as_str()) != (kind, name.as_str())),
+                Step::DeleteJournal | Step::DeleteNamespace => self.journal = None,
+                Step::CreateNamespace | Step::CopyObject { .. } => {
+                    unreachable!("preparation steps are not the reconciler's")
+                }
                 Step::Done | Step::Stop { .. } => {}
             }
         }
@@ -736,13 +999,17 @@ mod tests {
                 }
                 assert_eq!(self.split_brain(), None, "split brain after {steps:?}");
                 let step = next_step(self.journal.as_ref(), &self.observed, settings);
-                if matches!(step, Step::Done | Step::Stop { .. }) || (step == Step::DeleteJournal) {
+                if matches!(
+                    step,
+                    Step::Done | Step::Stop { .. } | Step::DeleteJournal | Step::DeleteNamespace
+                ) {
                     self.apply(&step);
                     steps.push(step);
                     return steps;
                 }
                 self.apply(&step);
                 steps.push(step);
+                self.assert_budgets_hold(&steps);
             }
             panic!(
                 "no progress within {limit} steps; last ones: {:?}",
@@ -756,6 +1023,155 @@ mod tests {
             name: NAME.into(),
             batch,
         }
+    }
+
+    /// The plan and `--dry-run=server` come from `plan::forward_steps`; it must be what the
+    /// reconciler does when nothing interferes (waits that repeat until the controllers
+    /// converge count once).
+    #[test]
+    fn the_planned_steps_are_the_reconcilers() {
+        for (replicas, batch) in [(3, 1), (4, 2), (5, 3), (1, 1)] {
+            for world in worlds(0, replicas, batch) {
+                let mut world = world;
+                let preparation = Preparation {
+                    budgets: world.budgets.clone(),
+                    ..Default::default()
+                };
+                let planned = crate::statefulset::plan::forward_steps(
+                    NAME,
+                    &world.observed,
+                    &preparation,
+                    batch,
+                    true,
+                );
+                let mut taken = world.run(&settings(batch), &[false], 500);
+                assert_eq!(taken.pop(), Some(Step::Done));
+                taken.dedup();
+                assert_eq!(
+                    taken, planned,
+                    "{replicas} replicas, batch {batch}, budgets {:?}",
+                    world.budgets
+                );
+            }
+        }
+    }
+
+    /// A set of `replicas` without a budget, and with budgets of each kind that allow `batch`.
+    fn worlds(start: i32, replicas: i32, batch: i32) -> Vec<World> {
+        use crate::statefulset::budget::Amount;
+        let percent = format!("{}%", 100 * (replicas - batch) / replicas);
+        vec![
+            World::new(start, replicas),
+            World::with_budget(
+                start,
+                replicas,
+                BudgetSpec {
+                    min_available: None,
+                    max_unavailable: Some(Amount::Count(batch)),
+                },
+            ),
+            World::with_budget(start, replicas, BudgetSpec::min_available(replicas - batch)),
+            World::with_budget(
+                start,
+                replicas,
+                BudgetSpec {
+                    min_available: Some(Amount::Percent(percent)),
+                    max_unavailable: None,
+                },
+            ),
+        ]
+    }
+
+    /// The rollback prompt's plan comes from `plan::rollback_steps`: from any point of a
+    /// forward migration, it must be what the reconciler then does.
+    #[test]
+    fn the_planned_rollback_steps_are_the_reconcilers() {
+        for (replicas, batch) in [(3, 1), (4, 2), (5, 3), (1, 1)] {
+            for (forward, variant) in (0..60).flat_map(|f| (0..4).map(move |v| (f, v))) {
+                let mut world = worlds(0, replicas, batch).swap_remove(variant);
+                let s = settings(batch);
+                for _ in 0..forward {
+                    let step = next_step(world.journal.as_ref(), &world.observed, &s);
+                    if step == Step::Done {
+                        break;
+                    }
+                    world.apply(&step);
+                }
+                // The plan tells what happens once the controllers caught up.
+                for _ in 0..3 {
+                    world.controller_tick(Side::Source);
+                    world.controller_tick(Side::Destination);
+                }
+                let Some(journal) = world.journal.as_mut() else {
+                    continue;
+                };
+                journal.created = vec![
+                    ObjectRef {
+                        kind: ObjectKind::ConfigMap,
+                        name: "settings".into(),
+                    },
+                    ObjectRef {
+                        kind: ObjectKind::Namespace,
+                        name: "ns".into(),
+                    },
+                ];
+                // Planned before --rollback turns the journal, as the prompt is.
+                let planned =
+                    crate::statefulset::plan::rollback_steps(journal, &world.observed, batch, true);
+                journal.direction = Direction::Rollback;
+                journal.complete = false;
+                let src = world.observed.source.set.as_ref().unwrap();
+                journal.verified_bound = src.start + src.replicas;
+                let mut taken = world.run(&s, &[false], 500);
+                taken.dedup();
+                assert_eq!(
+                    taken, planned,
+                    "{replicas} replicas, batch {batch}, after {forward} forward steps"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_rollback_removes_what_the_migration_created_then_its_namespace() {
+        let mut world = World::new(0, 2);
+        let s = settings(1);
+        run_until(&mut world, &s, |j| j.complete);
+        let j = world.journal.as_mut().unwrap();
+        j.created = vec![
+            ObjectRef {
+                kind: ObjectKind::Namespace,
+                name: "ns".into(),
+            },
+            ObjectRef {
+                kind: ObjectKind::Service,
+                name: "web".into(),
+            },
+            ObjectRef {
+                kind: ObjectKind::Secret,
+                name: "creds".into(),
+            },
+        ];
+        j.direction = Direction::Rollback;
+        j.complete = false;
+        j.verified_bound = 0;
+        let steps = world.run(&s, &[false], 500);
+        let tail: Vec<&Step> = steps.iter().rev().take(3).rev().collect();
+        assert_eq!(
+            tail,
+            [
+                &Step::DeleteCreated {
+                    kind: ObjectKind::Service,
+                    name: "web".into()
+                },
+                &Step::DeleteCreated {
+                    kind: ObjectKind::Secret,
+                    name: "creds".into()
+                },
+                &Step::DeleteNamespace,
+            ]
+        );
+        assert!(world.journal.is_none());
     }
 
     #[test]
@@ -871,6 +1287,60 @@ mod tests {
         );
     }
 
+    /// Drives `world` until `done` holds for the journal.
+    fn run_until(world: &mut World, s: &Settings, done: impl Fn(&Journal) -> bool) {
+        for _ in 0..500 {
+            if world.journal.as_ref().is_some_and(&done) {
+                return;
+            }
+            world.controller_tick(Side::Source);
+            world.controller_tick(Side::Destination);
+            let step = next_step(world.journal.as_ref(), &world.observed, s);
+            world.apply(&step);
+        }
+        panic!("never got there");
+    }
+
+    #[test]
+    fn a_destination_scaled_down_by_hand_is_named_and_never_rescaled() {
+        for replicas_left in [0, 1] {
+            let mut world = World::new(0, 4);
+            let s = settings(1);
+            // Two ordinals moved and verified in the destination.
+            run_until(&mut world, &s, |j| j.verified_bound == 2);
+            let dest = world.observed.destination.set.as_mut().unwrap();
+            assert_eq!((dest.start, dest.replicas), (2, 2));
+            dest.replicas = replicas_left;
+            if replicas_left > 0 {
+                dest.start = 4 - replicas_left;
+            }
+            let step = next_step(world.journal.as_ref(), &world.observed, &s);
+            assert!(
+                matches!(&step, Step::Stop { reason } if reason.starts_with("the destination was scaled down by hand")
+                    && reason.contains("ordinals.start=2, replicas=2")),
+                "{replicas_left} left: {step:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_source_scaled_down_by_hand_during_a_rollback_is_named() {
+        let mut world = World::new(0, 4);
+        let s = settings(1);
+        run_until(&mut world, &s, |j| j.complete);
+        let journal = world.journal.as_mut().unwrap();
+        journal.direction = Direction::Rollback;
+        journal.complete = false;
+        journal.verified_bound = 0;
+        run_until(&mut world, &s, |j| j.verified_bound == 2);
+        world.observed.source.set.as_mut().unwrap().replicas = 1;
+        let step = next_step(world.journal.as_ref(), &world.observed, &s);
+        assert!(
+            matches!(&step, Step::Stop { reason } if reason.starts_with("the source was scaled down by hand")),
+            "{step:?}"
+        );
+    }
+
     #[test]
     fn a_foreign_destination_is_never_touched() {
         let mut world = World::new(0, 2);
@@ -956,13 +1426,20 @@ mod tests {
         fn forward_completes_without_split_brain_or_empty_volumes(
             start in 0i32..4, replicas in 1i32..7, batch in 1i32..4,
             ticks in proptest::collection::vec(any::<bool>(), 1..12),
+            budget in 0usize..4,
         ) {
-            let mut world = World::new(start, replicas);
+            let batch = batch.min(replicas);
+            let mut world = worlds(start, replicas, batch).swap_remove(budget);
             let steps = world.run(&settings(batch), &ticks, 2000);
             prop_assert_eq!(steps.last(), Some(&Step::Done));
             prop_assert!(world.journal.as_ref().unwrap().complete);
             prop_assert_eq!(&world.fresh_claims, &Vec::<String>::new());
             assert_all_in_destination(&world, start, replicas);
+            for b in &world.budgets {
+                let original = Some(&b.original);
+                prop_assert_eq!(world.observed.source.budgets.get(&b.name), original);
+                prop_assert_eq!(world.observed.destination.budgets.get(&b.name), original);
+            }
         }
 
         #[test]
@@ -970,8 +1447,10 @@ mod tests {
             start in 0i32..3, replicas in 1i32..6, batch in 1i32..3,
             forward_steps in 0usize..60,
             ticks in proptest::collection::vec(any::<bool>(), 1..8),
+            budget in 0usize..4,
         ) {
-            let mut world = World::new(start, replicas);
+            let batch = batch.min(replicas);
+            let mut world = worlds(start, replicas, batch).swap_remove(budget);
             let original = world.observed.source.clone();
             let s = settings(batch);
             for i in 0..forward_steps {
@@ -1003,6 +1482,8 @@ mod tests {
             prop_assert_eq!(&world.observed.source.claims, &original.claims);
             prop_assert_eq!(&world.observed.source.volumes, &original.volumes);
             prop_assert_eq!(&src.retention, &original.set.as_ref().unwrap().retention);
+            prop_assert_eq!(&world.observed.source.budgets, &original.budgets, "budgets restored");
+            prop_assert!(world.observed.destination.budgets.is_empty(), "no budget copy left");
         }
     }
 }

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::budget::{BudgetSpec, RecordedBudget};
+
 /// Which cluster a step acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -47,6 +49,55 @@ impl Retention {
     }
 }
 
+/// The kinds of object, besides the set and its volumes, that a migration may create in the
+/// destination: the namespace (`--create-namespace`) and what the pods use
+/// (`--copy-dependencies`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ObjectKind {
+    Namespace,
+    Service,
+    ConfigMap,
+    Secret,
+    ServiceAccount,
+}
+
+impl std::fmt::Display for ObjectKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ObjectKind::Namespace => "Namespace",
+            ObjectKind::Service => "Service",
+            ObjectKind::ConfigMap => "ConfigMap",
+            ObjectKind::Secret => "Secret",
+            ObjectKind::ServiceAccount => "ServiceAccount",
+        })
+    }
+}
+
+/// One object by kind and name (namespaced ones live in the destination namespace).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ObjectRef {
+    pub kind: ObjectKind,
+    pub name: String,
+}
+
+impl std::fmt::Display for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.kind, self.name)
+    }
+}
+
+/// What the destination lacks before the reconciler can start, as preflight found it: the
+/// namespace, and the objects the pods use. Planned and made before the first scale-down.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Preparation {
+    pub create_namespace: bool,
+    /// Objects to copy from the source namespace, in the order they are copied.
+    pub copies: Vec<ObjectRef>,
+    /// The PodDisruptionBudgets that select the set, with their original specs (from the
+    /// journal once it exists).
+    pub budgets: Vec<RecordedBudget>,
+}
+
 /// The parts of a StatefulSet that the decisions need.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetView {
@@ -78,6 +129,10 @@ pub struct PodView {
     pub ready: bool,
     /// Has a deletionTimestamp: still counts as existing for the no-split-brain rule.
     pub terminating: bool,
+    /// Pending, Running, Succeeded, Failed (or empty before the kubelet says).
+    pub phase: String,
+    /// Why the pod is not Ready, as the scheduler and the kubelet say it.
+    pub not_ready: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,6 +161,8 @@ pub struct ClusterView {
     pub claims: BTreeMap<String, ClaimView>,
     /// PVs bound to those claims, by name.
     pub volumes: BTreeMap<String, VolumeView>,
+    /// The PodDisruptionBudgets the journal records, by name, as this cluster has them.
+    pub budgets: BTreeMap<String, BudgetSpec>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -119,6 +176,13 @@ impl Observed {
         match side {
             Side::Source => &self.source,
             Side::Destination => &self.destination,
+        }
+    }
+
+    pub fn side_mut(&mut self, side: Side) -> &mut ClusterView {
+        match side {
+            Side::Source => &mut self.source,
+            Side::Destination => &mut self.destination,
         }
     }
 }
@@ -149,6 +213,20 @@ pub struct Journal {
     /// --cleanup removed the source's leftovers; rollback is no longer possible.
     #[serde(default)]
     pub cleaned_up: bool,
+    /// The --health-check the migration was started with: a resume without it is refused
+    /// unless the user says so (--no-health-check).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_check: Option<String>,
+    /// What this migration created in the destination besides copies of the set and its
+    /// volumes (the namespace, copied dependencies): a rollback removes exactly these. A copy
+    /// is recorded before it is created, so a crash in between cannot orphan it; the namespace,
+    /// which holds the journal, is recorded by its label when the journal is written.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<ObjectRef>,
+    /// The PodDisruptionBudgets that select the set, with their original specs: split between
+    /// the clusters while it moves, restored at the end.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub budgets: Vec<RecordedBudget>,
 }
 
 impl Journal {
@@ -164,4 +242,48 @@ pub fn claim_name(template: &str, set: &str, ordinal: i32) -> String {
 
 pub fn pod_name(set: &str, ordinal: i32) -> String {
     format!("{set}-{ordinal}")
+}
+
+/// Building blocks of observations, for the tests of the pure cores.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use super::*;
+
+    /// A settled set (every replica Ready) of `replicas` from ordinal `start`, whose claims come
+    /// from `templates`, with the PVC retention policy `retention`.
+    pub fn set(uid: &str, start: i32, replicas: i32, retention: Retention) -> SetView {
+        SetView {
+            uid: uid.into(),
+            resource_version: "1".into(),
+            generation: 1,
+            replicas,
+            start,
+            observed_generation: 1,
+            ready_replicas: replicas,
+            available_replicas: replicas,
+            retention,
+            migrated_from_uid: None,
+            claim_templates: vec!["data".into()],
+        }
+    }
+
+    /// `claim` in namespace `ns`, bound to PV `volume` whose reclaim policy is `policy`.
+    pub fn add_claim(view: &mut ClusterView, ns: &str, claim: &str, volume: &str, policy: &str) {
+        view.claims.insert(
+            claim.into(),
+            ClaimView {
+                volume_name: Some(volume.into()),
+                bound: true,
+                copied: false,
+            },
+        );
+        view.volumes.insert(
+            volume.into(),
+            VolumeView {
+                reclaim_policy: policy.into(),
+                claim: Some((ns.into(), claim.into())),
+                copied: false,
+            },
+        );
+    }
 }

@@ -1,5 +1,8 @@
 //! Every check before the first write, collected into one report: nothing is written here, and
 //! every problem is reported at once.
+//!
+//! [`gather`] reads what the checks need from both clusters into [`Facts`]; [`judge`] is pure
+//! and turns facts and the observation into problems and warnings.
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -7,8 +10,8 @@ use k8s_openapi::api::authorization::v1::{
     ResourceAttributes, SelfSubjectAccessReview, SelfSubjectAccessReviewSpec,
 };
 use k8s_openapi::api::core::v1::{
-    ConfigMap, Namespace, PersistentVolume, PersistentVolumeClaim, PodSpec, Secret, Service,
-    ServiceAccount,
+    ConfigMap, Namespace, Node, PersistentVolume, PersistentVolumeClaim, PodSpec, Secret, Service,
+    ServiceAccount, TopologySelectorTerm,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
@@ -16,11 +19,12 @@ use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 
-use super::act::FIELD_MANAGER;
 use super::copy::{destination_set, map_class};
-use super::model::{Observed, claim_name};
+use super::executor::FIELD_MANAGER;
+use super::model::{ObjectKind, ObjectRef, Observed, Preparation, RecordedBudget, claim_name};
 use super::observe::Location;
-use crate::cluster::Cluster;
+use super::scheduling::{self, NodeFacts, PodNeeds, VolumeNeeds};
+use crate::cluster::{Cluster, Namespaced};
 
 #[derive(Debug, Default, Clone, Serialize)]
 pub struct Report {
@@ -28,10 +32,8 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// What the preflight needs to know about the run.
+/// What the preflight needs to know about the run: where, and the flags that change the checks.
 pub struct Request<'a> {
-    pub source: &'a Cluster,
-    pub destination: &'a Cluster,
     pub source_at: &'a Location,
     pub destination_at: &'a Location,
     pub class_map: &'a BTreeMap<String, String>,
@@ -40,6 +42,14 @@ pub struct Request<'a> {
     pub copy_dependencies: bool,
     /// A journal exists: the migration already started, so the source may be partly scaled down.
     pub resuming: bool,
+    /// Ordinals moved at once (`--batch`).
+    pub batch: i32,
+    /// The budgets the journal recorded (their specs in the source are already split) and the
+    /// set's replicas when it started.
+    pub recorded_budgets: Option<(&'a [RecordedBudget], i32)>,
+    /// The destination lets us list nodes (see [`permissions`]); without that the scheduling
+    /// check cannot run.
+    pub nodes_listable: bool,
 }
 
 /// ordinals.start is GA in 1.31 and on by default since 1.27 (beta).
@@ -161,6 +171,7 @@ fn needed_permissions(
             ("coordination.k8s.io", "leases", "create", true),
             ("coordination.k8s.io", "leases", "get", true),
             ("coordination.k8s.io", "leases", "update", true),
+            ("coordination.k8s.io", "leases", "delete", true),
         ]);
         if copy_dependencies {
             for r in ["services", "configmaps", "secrets", "serviceaccounts"] {
@@ -215,57 +226,403 @@ async fn denied_permissions(
     denied
 }
 
-pub async fn run(req: &Request<'_>, observed: &Observed) -> Report {
-    let mut report = Report::default();
-    let (src, dst) = (req.source, req.destination);
-    let set_name = &req.source_at.name;
-    for cluster in [src, dst] {
-        match ordinals_support(&cluster.version.major, &cluster.version.minor) {
-            Err(e) => report.problems.push(format!("{}: {e}", cluster.context)),
-            Ok(Some(w)) => report.warnings.push(format!("{}: {w}", cluster.context)),
-            Ok(None) => {}
+/// A lookup that can find the object, find nothing, or fail.
+#[derive(Debug, Clone)]
+pub enum Lookup<T> {
+    Found(T),
+    Missing,
+    Failed(String),
+}
+
+/// Everything the checks read from the clusters, beyond the observation.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// (context, major, minor) of the source, then of the destination.
+    pub versions: [(String, String, String); 2],
+    pub source_set: Lookup<StatefulSet>,
+    /// Whether the source namespace exists (read when the set is missing, to say which is).
+    pub source_namespace_exists: bool,
+    /// The source's PVs of the set, as read.
+    pub source_volumes: BTreeMap<String, PersistentVolume>,
+    /// PVs of the same names that already exist in the destination.
+    pub destination_volumes: BTreeMap<String, PersistentVolume>,
+    /// The StorageClass of each source claim of the set (before --storage-class-map).
+    pub claim_classes: Vec<Option<String>>,
+    /// Per StorageClass name asked for, whether the destination has it.
+    pub destination_classes: BTreeMap<String, bool>,
+    /// The allowedTopologies of those destination StorageClasses that restrict them.
+    pub class_topologies: BTreeMap<String, Vec<TopologySelectorTerm>>,
+    /// The destination's nodes, for the check that the pods can be scheduled there.
+    pub destination_nodes: Lookup<Vec<NodeFacts>>,
+    /// The source namespace's PodDisruptionBudgets.
+    pub pdbs: Vec<PodDisruptionBudget>,
+    /// The destination namespace's PodDisruptionBudgets (read when it exists).
+    pub destination_pdbs: Vec<PodDisruptionBudget>,
+    /// Whether the destination namespace exists.
+    pub destination_namespace: Lookup<()>,
+    /// Per object the pods need (`Service/x`, `ConfigMap/y`, ...), whether the destination
+    /// namespace has it (read only when the namespace exists).
+    pub destination_objects: BTreeMap<String, bool>,
+    /// The server-side dry run of the destination StatefulSet: `Some(Err)` with the server's
+    /// message when it was refused (run only for a new migration into an existing namespace).
+    pub destination_dry_run: Option<Result<(), String>>,
+}
+
+/// The StorageClasses the destination needs: those of the set's templates and claims, after
+/// --storage-class-map.
+fn needed_classes(
+    set: &StatefulSet,
+    facts: &Facts,
+    class_map: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let mut classes = BTreeSet::new();
+    let spec = set.spec.clone().unwrap_or_default();
+    for t in spec.volume_claim_templates.iter().flatten() {
+        if let Some(c) = map_class(
+            t.spec.as_ref().and_then(|s| s.storage_class_name.as_ref()),
+            class_map,
+        ) {
+            classes.insert(c);
         }
     }
+    for class in &facts.claim_classes {
+        if let Some(c) = map_class(class.as_ref(), class_map) {
+            classes.insert(c);
+        }
+    }
+    classes.retain(|c| !c.is_empty());
+    classes
+}
 
-    // The source.
+/// The destination StorageClass of a PV's copy: its class, through --storage-class-map.
+fn volume_class(pv: &PersistentVolume, class_map: &BTreeMap<String, String>) -> Option<String> {
+    map_class(
+        pv.spec.as_ref().and_then(|s| s.storage_class_name.as_ref()),
+        class_map,
+    )
+    .filter(|c| !c.is_empty())
+}
+
+/// What the volumes of ordinal `k` ask of a node in the destination: each PV's node affinity
+/// (its copy keeps it) and its destination StorageClass's allowedTopologies.
+fn volume_needs(
+    k: i32,
+    req: &Request<'_>,
+    templates: &[String],
+    facts: &Facts,
+    observed: &Observed,
+) -> Vec<VolumeNeeds> {
+    templates
+        .iter()
+        .filter_map(|t| {
+            let claim = claim_name(t, &req.source_at.name, k);
+            let volume = observed.source.claims.get(&claim)?.volume_name.clone()?;
+            let pv = facts.source_volumes.get(&volume)?;
+            let class = volume_class(pv, req.class_map);
+            Some(VolumeNeeds {
+                node_affinity: pv
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.node_affinity.as_ref())
+                    .and_then(|a| a.required.clone()),
+                allowed_topologies: class
+                    .as_ref()
+                    .and_then(|c| facts.class_topologies.get(c))
+                    .cloned()
+                    .unwrap_or_default(),
+                class,
+                volume,
+            })
+        })
+        .collect()
+}
+
+/// The destination objects the pod template needs, in the order they are copied.
+fn needed_objects(set: &StatefulSet) -> Vec<ObjectRef> {
+    let spec = set.spec.clone().unwrap_or_default();
+    let mut needed = Vec::new();
+    let mut add = |kind, name| needed.push(ObjectRef { kind, name });
+    if let Some(service) = spec.service_name.filter(|s| !s.is_empty()) {
+        add(ObjectKind::Service, service);
+    }
+    if let Some(pod_spec) = spec.template.spec.as_ref() {
+        let deps = dependencies(pod_spec);
+        deps.config_maps
+            .into_iter()
+            .for_each(|c| add(ObjectKind::ConfigMap, c));
+        deps.secrets
+            .into_iter()
+            .for_each(|s| add(ObjectKind::Secret, s));
+        deps.service_account
+            .into_iter()
+            .for_each(|s| add(ObjectKind::ServiceAccount, s));
+    }
+    needed
+}
+
+/// `Kind/name`, the key of [`Facts::destination_objects`].
+fn object_key(object: &ObjectRef) -> String {
+    format!("{}/{}", object.kind, object.name)
+}
+
+/// PURE: what the run creates in the destination before it moves anything: the namespace
+/// (with --create-namespace) and the objects the pods use that the destination lacks (with
+/// --copy-dependencies).
+pub fn preparation(req: &Request<'_>, facts: &Facts) -> Preparation {
+    let namespace_missing = matches!(facts.destination_namespace, Lookup::Missing);
+    let copies = match &facts.source_set {
+        Lookup::Found(set) if req.copy_dependencies => needed_objects(set)
+            .into_iter()
+            .filter(|o| {
+                namespace_missing || facts.destination_objects.get(&object_key(o)) != Some(&true)
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Preparation {
+        create_namespace: req.create_namespace && namespace_missing,
+        copies,
+        budgets: budgets(req, facts),
+    }
+}
+
+/// The PodDisruptionBudgets that select the set: as the journal recorded them, or as the
+/// source has them before a migration starts.
+fn budgets(req: &Request<'_>, facts: &Facts) -> Vec<RecordedBudget> {
+    if let Some((recorded, _)) = req.recorded_budgets {
+        return recorded.to_vec();
+    }
+    match &facts.source_set {
+        Lookup::Found(set) => {
+            let labels = set
+                .spec
+                .as_ref()
+                .and_then(|s| s.template.metadata.as_ref())
+                .and_then(|m| m.labels.clone())
+                .unwrap_or_default();
+            super::budget::budgets_of(&facts.pdbs, &labels)
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Reads what the checks need. Nothing is written; the one dry run is a server-side one.
+pub async fn gather(
+    (src, dst): (&Cluster, &Cluster),
+    req: &Request<'_>,
+    observed: &Observed,
+) -> Facts {
+    let set_name = &req.source_at.name;
+    let version = |c: &Cluster| {
+        (
+            c.context.clone(),
+            c.version.major.clone(),
+            c.version.minor.clone(),
+        )
+    };
+    let mut facts = Facts {
+        versions: [version(src), version(dst)],
+        source_set: Lookup::Missing,
+        source_namespace_exists: true,
+        source_volumes: BTreeMap::new(),
+        destination_volumes: BTreeMap::new(),
+        claim_classes: Vec::new(),
+        destination_classes: BTreeMap::new(),
+        class_topologies: BTreeMap::new(),
+        destination_nodes: Lookup::Missing,
+        pdbs: Vec::new(),
+        destination_pdbs: Vec::new(),
+        destination_namespace: Lookup::Missing,
+        destination_objects: BTreeMap::new(),
+        destination_dry_run: None,
+    };
     let sets: Api<StatefulSet> = Api::namespaced(src.client.clone(), &req.source_at.namespace);
-    let source_set = match sets.get_opt(set_name).await {
-        Ok(Some(s)) => Some(s),
+    facts.source_set = match sets.get_opt(set_name).await {
+        Ok(Some(s)) => Lookup::Found(s),
         Ok(None) => {
-            let ns_exists = Api::<Namespace>::all(src.client.clone())
+            facts.source_namespace_exists = Api::<Namespace>::all(src.client.clone())
                 .get_opt(&req.source_at.namespace)
                 .await
                 .ok()
                 .flatten()
                 .is_some();
-            report.problems.push(if ns_exists {
-                format!(
-                    "StatefulSet {set_name} not found in namespace {} of {}",
-                    req.source_at.namespace, src.context
-                )
-            } else {
-                format!(
-                    "namespace {} not found in {}",
-                    req.source_at.namespace, src.context
-                )
-            });
-            None
+            Lookup::Missing
         }
-        Err(e) => {
-            report.problems.push(format!(
-                "{}: cannot read StatefulSet {set_name}: {e}",
-                src.context
-            ));
-            None
+        Err(e) => Lookup::Failed(e.to_string()),
+    };
+    if let Lookup::Found(set) = &facts.source_set {
+        let pvs: Api<PersistentVolume> = Api::all(src.client.clone());
+        let dst_pvs: Api<PersistentVolume> = Api::all(dst.client.clone());
+        for name in observed.source.volumes.keys() {
+            if let Ok(Some(pv)) = pvs.get_opt(name).await {
+                facts.source_volumes.insert(name.clone(), pv);
+                if let Ok(Some(existing)) = dst_pvs.get_opt(name).await {
+                    facts.destination_volumes.insert(name.clone(), existing);
+                }
+            }
         }
+        let claims: Api<PersistentVolumeClaim> =
+            Api::namespaced(src.client.clone(), &req.source_at.namespace);
+        for claim in observed.source.claims.keys() {
+            if let Ok(Some(c)) = claims.get_opt(claim).await {
+                facts
+                    .claim_classes
+                    .push(c.spec.and_then(|s| s.storage_class_name));
+            }
+        }
+        let storage_classes: Api<StorageClass> = Api::all(dst.client.clone());
+        let mut asked = needed_classes(set, &facts, req.class_map);
+        asked.extend(req.class_map.values().cloned());
+        // The PV copies take their PV's class, mapped.
+        asked.extend(
+            facts
+                .source_volumes
+                .values()
+                .filter_map(|pv| volume_class(pv, req.class_map)),
+        );
+        for class in asked {
+            let found = storage_classes.get_opt(&class).await.ok().flatten();
+            if let Some(terms) = found
+                .as_ref()
+                .and_then(|c| c.allowed_topologies.clone())
+                .filter(|t| !t.is_empty())
+            {
+                facts.class_topologies.insert(class.clone(), terms);
+            }
+            facts.destination_classes.insert(class, found.is_some());
+        }
+        facts.destination_nodes = if req.nodes_listable {
+            match Api::<Node>::all(dst.client.clone())
+                .list(&ListParams::default())
+                .await
+            {
+                Ok(list) => Lookup::Found(list.items.iter().map(NodeFacts::of).collect()),
+                Err(e) => Lookup::Failed(short_error(&e)),
+            }
+        } else {
+            Lookup::Failed(format!("{} denies list nodes", dst.context))
+        };
+        let pdbs: Api<PodDisruptionBudget> =
+            Api::namespaced(src.client.clone(), &req.source_at.namespace);
+        if let Ok(list) = pdbs.list(&ListParams::default()).await {
+            facts.pdbs = list.items;
+        }
+    }
+    let dst_ns = &req.destination_at.namespace;
+    facts.destination_namespace = match Api::<Namespace>::all(dst.client.clone())
+        .get_opt(dst_ns)
+        .await
+    {
+        Ok(Some(_)) => Lookup::Found(()),
+        Ok(None) => Lookup::Missing,
+        Err(e) => Lookup::Failed(e.to_string()),
+    };
+    if let (Lookup::Found(set), Lookup::Found(())) =
+        (&facts.source_set, &facts.destination_namespace)
+    {
+        let pdbs: Api<PodDisruptionBudget> = Api::namespaced(dst.client.clone(), dst_ns);
+        if let Ok(list) = pdbs.list(&ListParams::default()).await {
+            facts.destination_pdbs = list.items;
+        }
+        for object in needed_objects(set) {
+            let name = &object.name;
+            let exists = match object.kind {
+                ObjectKind::Service => exists::<Service>(dst, dst_ns, name).await,
+                ObjectKind::ConfigMap => exists::<ConfigMap>(dst, dst_ns, name).await,
+                ObjectKind::Secret => exists::<Secret>(dst, dst_ns, name).await,
+                _ => exists::<ServiceAccount>(dst, dst_ns, name).await,
+            };
+            facts
+                .destination_objects
+                .insert(object_key(&object), exists);
+        }
+        // A server-side dry run with strict field validation catches fields the destination
+        // API does not know, and admission problems, before anything is written.
+        if observed.destination.set.is_none() && !req.resuming {
+            let view = observed.source.set.as_ref();
+            let end = view.map(|v| v.start + v.replicas).unwrap_or(0);
+            let dest = destination_set(
+                set,
+                dst_ns,
+                end,
+                req.class_map,
+                &req.destination_at.copy_label,
+                "preflight",
+            );
+            let api: Api<StatefulSet> = Api::namespaced(dst.client.clone(), dst_ns);
+            // Forced: the real write is a create, which no field owner can conflict with. A set
+            // created meanwhile by another run (which then holds the lease) showed up here as an
+            // apply conflict instead of that run's lease.
+            let params = PatchParams::apply(FIELD_MANAGER)
+                .validation_strict()
+                .dry_run()
+                .force();
+            facts.destination_dry_run = Some(
+                api.patch(set_name, &params, &Patch::Apply(&dest))
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| short_error(&e)),
+            );
+        }
+    }
+    facts
+}
+
+async fn exists<K>(cluster: &Cluster, namespace: &str, name: &str) -> bool
+where
+    K: Namespaced,
+{
+    let api: Api<K> = Api::namespaced(cluster.client.clone(), namespace);
+    matches!(api.get_opt(name).await, Ok(Some(_)))
+}
+
+/// PURE: the problems (any one stops the run) and warnings, from the facts and the observation.
+pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
+    let mut report = Report::default();
+    let set_name = &req.source_at.name;
+    let [(src_context, ..), (dst_context, ..)] = &facts.versions;
+    for (context, major, minor) in &facts.versions {
+        match ordinals_support(major, minor) {
+            Err(e) => report.problems.push(format!("{context}: {e}")),
+            Ok(Some(w)) => report.warnings.push(format!("{context}: {w}")),
+            Ok(None) => {}
+        }
+    }
+
+    // The source.
+    match &facts.source_set {
+        Lookup::Found(_) => {}
+        Lookup::Missing => report.problems.push(if facts.source_namespace_exists {
+            format!(
+                "StatefulSet {set_name} not found in namespace {} of {src_context}",
+                req.source_at.namespace
+            )
+        } else {
+            format!(
+                "namespace {} not found in {src_context}",
+                req.source_at.namespace
+            )
+        }),
+        Lookup::Failed(e) => report.problems.push(format!(
+            "{src_context}: cannot read StatefulSet {set_name}: {e}"
+        )),
+    }
+    let source_set = match &facts.source_set {
+        Lookup::Found(s) => Some(s),
+        _ => None,
     };
     let source_view = observed.source.set.as_ref();
-    if let (Some(set), Some(view)) = (&source_set, source_view) {
+    if let (Some(set), Some(view)) = (source_set, source_view) {
         let spec = set.spec.clone().unwrap_or_default();
+        if !req.resuming && view.replicas == 0 {
+            report.problems.push(format!(
+                "{set_name} has 0 replicas in {src_context}: there is nothing to move (a source that was already migrated looks like this; see --status)"
+            ));
+        }
         if !req.resuming && !req.allow_unhealthy && view.ready_replicas < view.replicas {
             report.problems.push(format!(
-                "only {} of {} replicas of {set_name} are Ready in {}; fix them first or pass --allow-unhealthy",
-                view.ready_replicas, view.replicas, src.context
+                "only {} of {} replicas of {set_name} are Ready in {src_context}; fix them first or pass --allow-unhealthy",
+                view.ready_replicas, view.replicas
             ));
         }
         if view.retention.when_scaled == "Delete" || view.retention.when_deleted == "Delete" {
@@ -281,12 +638,10 @@ pub async fn run(req: &Request<'_>, observed: &Observed) -> Report {
                     let claim = claim_name(t, set_name, k);
                     match observed.source.claims.get(&claim) {
                         None => report.problems.push(format!(
-                            "PVC {claim} of ordinal {k} does not exist in {}",
-                            src.context
+                            "PVC {claim} of ordinal {k} does not exist in {src_context}"
                         )),
                         Some(c) if !c.bound => report.problems.push(format!(
-                            "PVC {claim} of ordinal {k} is not Bound in {}",
-                            src.context
+                            "PVC {claim} of ordinal {k} is not Bound in {src_context}"
                         )),
                         _ => {}
                     }
@@ -308,131 +663,121 @@ pub async fn run(req: &Request<'_>, observed: &Observed) -> Report {
             ));
         }
         // Volumes that cannot follow the pod to another cluster.
-        let pvs: Api<PersistentVolume> = Api::all(src.client.clone());
-        for name in observed.source.volumes.keys() {
-            if let Ok(Some(pv)) = pvs.get_opt(name).await {
-                let spec = pv.spec.unwrap_or_default();
-                if spec.local.is_some() {
-                    report.warnings.push(format!(
-                        "PV {name} is a local volume: its data stays on a node of {}",
-                        src.context
-                    ));
-                } else if spec.host_path.is_some() {
-                    report.warnings.push(format!(
-                        "PV {name} is a hostPath volume: the destination must see the same path"
-                    ));
-                } else if spec.node_affinity.is_some() {
-                    report.warnings.push(format!(
-                        "PV {name} has node affinity: the destination needs matching nodes"
-                    ));
-                }
-                if let Ok(Some(existing)) = Api::<PersistentVolume>::all(dst.client.clone())
-                    .get_opt(name)
-                    .await
-                {
-                    let labelled = existing
-                        .metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|l| l.get(super::copy::COPY_LABEL))
-                        == Some(&req.destination_at.copy_label);
-                    if !labelled {
-                        report.problems.push(format!("a PV named {name} already exists in {} and was not copied by this migration", dst.context));
-                    }
+        for (name, pv) in &facts.source_volumes {
+            let spec = pv.spec.clone().unwrap_or_default();
+            if spec.local.is_some() {
+                report.warnings.push(format!(
+                    "PV {name} is a local volume: its data stays on a node of {src_context}"
+                ));
+            } else if spec.host_path.is_some() {
+                report.warnings.push(format!(
+                    "PV {name} is a hostPath volume: the destination must see the same path"
+                ));
+            } else if spec.node_affinity.is_some()
+                && !matches!(facts.destination_nodes, Lookup::Found(_))
+            {
+                report.warnings.push(format!(
+                    "PV {name} has node affinity: the destination needs matching nodes"
+                ));
+            }
+            if let Some(existing) = facts.destination_volumes.get(name) {
+                let labelled = existing
+                    .metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get(super::copy::COPY_LABEL))
+                    == Some(&req.destination_at.copy_label);
+                if !labelled {
+                    report.problems.push(format!("a PV named {name} already exists in {dst_context} and was not copied by this migration"));
                 }
             }
         }
         // Storage classes must exist in the destination (after --storage-class-map).
-        let mut classes = BTreeSet::new();
-        for t in spec.volume_claim_templates.iter().flatten() {
-            if let Some(c) = map_class(
-                t.spec.as_ref().and_then(|s| s.storage_class_name.as_ref()),
-                req.class_map,
-            ) {
-                classes.insert(c);
-            }
-        }
-        let claims: Api<PersistentVolumeClaim> =
-            Api::namespaced(src.client.clone(), &req.source_at.namespace);
-        for claim in observed.source.claims.keys() {
-            if let Ok(Some(c)) = claims.get_opt(claim).await
-                && let Some(class) = map_class(
-                    c.spec.and_then(|s| s.storage_class_name).as_ref(),
-                    req.class_map,
-                )
-            {
-                classes.insert(class);
-            }
-        }
-        let storage_classes: Api<StorageClass> = Api::all(dst.client.clone());
-        for class in classes.iter().filter(|c| !c.is_empty()) {
-            if !matches!(storage_classes.get_opt(class).await, Ok(Some(_))) {
-                report.problems.push(format!("StorageClass {class} does not exist in {}; create it or map it with --storage-class-map {class}=<name>", dst.context));
+        let has_class = |class: &str| facts.destination_classes.get(class) == Some(&true);
+        for class in needed_classes(set, facts, req.class_map) {
+            if !has_class(&class) {
+                report.problems.push(format!("StorageClass {class} does not exist in {dst_context}; create it or map it with --storage-class-map {class}=<name>"));
             }
         }
         for (from, to) in req.class_map {
-            if !matches!(storage_classes.get_opt(to).await, Ok(Some(_))) {
+            if !has_class(to) {
                 report.problems.push(format!(
-                    "--storage-class-map {from}={to}: StorageClass {to} does not exist in {}",
-                    dst.context
+                    "--storage-class-map {from}={to}: StorageClass {to} does not exist in {dst_context}"
                 ));
             }
         }
-        // PodDisruptionBudgets see only their own cluster's pods.
-        let pdbs: Api<PodDisruptionBudget> =
-            Api::namespaced(src.client.clone(), &req.source_at.namespace);
-        let labels = spec
-            .template
-            .metadata
-            .as_ref()
-            .and_then(|m| m.labels.clone())
-            .unwrap_or_default();
-        if let Ok(list) = pdbs.list(&ListParams::default()).await {
-            for pdb in list.items {
-                let selector = pdb
-                    .spec
-                    .as_ref()
-                    .and_then(|s| s.selector.as_ref())
-                    .and_then(|s| s.match_labels.clone())
-                    .unwrap_or_default();
-                if !selector.is_empty() && selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
-                    report.warnings.push(format!(
-                        "PodDisruptionBudget {} covers {set_name} in {} only; during the migration each cluster sees part of the pods, so split or adjust it",
-                        pdb.metadata.name.unwrap_or_default(),
-                        src.context
-                    ));
-                }
+        // Every pod still to move needs a destination node that takes it and its volumes.
+        match &facts.destination_nodes {
+            Lookup::Found(nodes) => {
+                let needs = PodNeeds::of(&spec.template.spec.clone().unwrap_or_default());
+                let ordinals: Vec<(i32, Vec<VolumeNeeds>)> = view
+                    .range()
+                    .map(|k| (k, volume_needs(k, req, &view.claim_templates, facts, observed)))
+                    .collect();
+                report.problems.extend(scheduling::unschedulable(
+                    set_name,
+                    dst_context,
+                    &needs,
+                    &ordinals,
+                    nodes,
+                ));
+            }
+            Lookup::Failed(e) => report.warnings.push(format!(
+                "could not check that the pods of {set_name} can be scheduled in {dst_context} ({e}); check their nodeSelector, node affinity, tolerations and volume node affinity against its nodes by hand"
+            )),
+            Lookup::Missing => {}
+        }
+        // Each ordinal is down while it moves: a budget that allows fewer disruptions than
+        // the batch would be broken by the migration itself.
+        let total = req
+            .recorded_budgets
+            .map_or(spec.replicas.unwrap_or(1), |(_, replicas)| replicas);
+        for budget in budgets(req, facts) {
+            if let Some(why) = super::budget::refuse_batch(&budget, total, req.batch) {
+                report.problems.push(why);
+            }
+            // The split gives the destination a copy of the same name; someone else's budget
+            // of that name would be changed instead.
+            let foreign = facts.destination_pdbs.iter().any(|p| {
+                p.metadata.name.as_deref() == Some(budget.name.as_str())
+                    && p.metadata
+                        .labels
+                        .as_ref()
+                        .and_then(|l| l.get(super::copy::COPY_LABEL))
+                        != Some(&req.destination_at.copy_label)
+            });
+            if foreign {
+                report.problems.push(format!(
+                    "a PodDisruptionBudget named {} already exists in {dst_context}/{} and was not created by this migration; \
+                     the split would change it: rename or delete one of them",
+                    budget.name, req.destination_at.namespace
+                ));
             }
         }
     }
 
     // The destination.
     let dst_ns = &req.destination_at.namespace;
-    let namespace_exists = match Api::<Namespace>::all(dst.client.clone())
-        .get_opt(dst_ns)
-        .await
-    {
-        Ok(found) => found.is_some(),
-        Err(e) => {
+    let namespace_exists = match &facts.destination_namespace {
+        Lookup::Found(()) => true,
+        Lookup::Missing => false,
+        Lookup::Failed(e) => {
             report.problems.push(format!(
-                "{}: cannot read namespace {dst_ns}: {e}",
-                dst.context
+                "{dst_context}: cannot read namespace {dst_ns}: {e}"
             ));
             false
         }
     };
     if !namespace_exists && !req.create_namespace {
         report.problems.push(format!(
-            "namespace {dst_ns} does not exist in {}; create it or pass --create-namespace",
-            dst.context
+            "namespace {dst_ns} does not exist in {dst_context}; create it or pass --create-namespace"
         ));
     }
     // A claim of the same name that we did not copy would shadow the moved data.
     for (claim, view) in &observed.destination.claims {
         if !view.copied {
             report.problems.push(format!(
-                "PVC {claim} already exists in {}/{dst_ns} and was not copied by this migration; the pod would use it instead of the moved volume",
-                dst.context
+                "PVC {claim} already exists in {dst_context}/{dst_ns} and was not copied by this migration; the pod would use it instead of the moved volume"
             ));
         }
     }
@@ -441,87 +786,64 @@ pub async fn run(req: &Request<'_>, observed: &Observed) -> Report {
             source_view.is_some_and(|s| dest.migrated_from_uid.as_deref() == Some(s.uid.as_str()));
         if !ours {
             report.problems.push(format!(
-                "a StatefulSet named {set_name} already exists in {}/{dst_ns} and was not created by this migration; refusing to touch it",
-                dst.context
+                "a StatefulSet named {set_name} already exists in {dst_context}/{dst_ns} and was not created by this migration; refusing to touch it"
+            ));
+        } else if !req.resuming {
+            report.problems.push(format!(
+                "the StatefulSet {set_name} in {dst_context}/{dst_ns} was created by a migration whose journal is gone; \
+                 rebuild the journal with --rebuild-journal, then rerun to resume or --rollback"
             ));
         }
     }
-    if let Some(set) = &source_set {
-        let spec = set.spec.clone().unwrap_or_default();
-        if namespace_exists {
-            let services: Api<Service> = Api::namespaced(dst.client.clone(), dst_ns);
-            if !spec.service_name.as_deref().unwrap_or("").is_empty()
-                && !req.copy_dependencies
-                && !matches!(
-                    services
-                        .get_opt(spec.service_name.as_deref().unwrap_or_default())
-                        .await,
-                    Ok(Some(_))
-                )
-            {
-                report.problems.push(format!(
-                    "Service {} (the StatefulSet's serviceName) does not exist in {}/{dst_ns}; create it or pass --copy-dependencies",
-                    spec.service_name.clone().unwrap_or_default(),
-                    dst.context
-                ));
-            }
-            if let Some(pod_spec) = spec.template.spec.as_ref() {
-                let deps = dependencies(pod_spec);
-                if !req.copy_dependencies {
-                    let cms: Api<ConfigMap> = Api::namespaced(dst.client.clone(), dst_ns);
-                    for cm in &deps.config_maps {
-                        if !matches!(cms.get_opt(cm).await, Ok(Some(_))) {
-                            report.problems.push(format!("ConfigMap {cm} used by the pod template does not exist in {}/{dst_ns}; create it or pass --copy-dependencies", dst.context));
-                        }
-                    }
-                    let secrets: Api<Secret> = Api::namespaced(dst.client.clone(), dst_ns);
-                    for s in &deps.secrets {
-                        if !matches!(secrets.get_opt(s).await, Ok(Some(_))) {
-                            report.problems.push(format!("Secret {s} used by the pod template does not exist in {}/{dst_ns}; create it or pass --copy-dependencies", dst.context));
-                        }
-                    }
-                    if let Some(sa) = &deps.service_account {
-                        let sas: Api<ServiceAccount> = Api::namespaced(dst.client.clone(), dst_ns);
-                        if !matches!(sas.get_opt(sa).await, Ok(Some(_))) {
-                            report.problems.push(format!("ServiceAccount {sa} does not exist in {}/{dst_ns}; create it or pass --copy-dependencies", dst.context));
-                        }
-                    }
+    if !req.resuming && observed.destination.set.is_none() {
+        let place = format!("{dst_context}/{dst_ns}");
+        report
+            .problems
+            .extend(super::decide::orphaned_copies(set_name, &place, observed));
+    }
+    if let (Some(set), true) = (source_set, namespace_exists) {
+        if !req.copy_dependencies {
+            for object in needed_objects(set) {
+                if facts.destination_objects.get(&object_key(&object)) == Some(&true) {
+                    continue;
                 }
-            }
-            // A server-side dry run with strict field validation catches fields the destination
-            // API does not know, and admission problems, before anything is written.
-            if observed.destination.set.is_none() && !req.resuming {
-                let view = observed.source.set.as_ref();
-                let end = view.map(|v| v.start + v.replicas).unwrap_or(0);
-                let dest = destination_set(
-                    set,
-                    dst_ns,
-                    end,
-                    req.class_map,
-                    &req.destination_at.copy_label,
-                    "preflight",
-                );
-                let api: Api<StatefulSet> = Api::namespaced(dst.client.clone(), dst_ns);
-                let params = PatchParams::apply(FIELD_MANAGER)
-                    .validation_strict()
-                    .dry_run();
-                if let Err(e) = api.patch(set_name, &params, &Patch::Apply(&dest)).await {
-                    report.problems.push(format!("the destination rejects the StatefulSet (server-side dry run, fieldValidation=Strict): {}", short_error(&e)));
-                }
+                let (kind, name) = (object.kind, &object.name);
+                report.problems.push(match kind {
+                    ObjectKind::Service => format!(
+                        "Service {name} (the StatefulSet's serviceName) does not exist in {dst_context}/{dst_ns}; create it or pass --copy-dependencies"
+                    ),
+                    ObjectKind::ServiceAccount => format!(
+                        "ServiceAccount {name} does not exist in {dst_context}/{dst_ns}; create it or pass --copy-dependencies"
+                    ),
+                    _ => format!(
+                        "{kind} {name} used by the pod template does not exist in {dst_context}/{dst_ns}; create it or pass --copy-dependencies"
+                    ),
+                });
             }
         }
+        if let Some(Err(message)) = &facts.destination_dry_run {
+            report.problems.push(format!("the destination rejects the StatefulSet (server-side dry run, fieldValidation=Strict): {message}"));
+        }
     }
-
     report
 }
 
-/// RBAC for every verb and resource the plan needs, in both clusters (SelfSubjectAccessReview).
-/// Runs before anything else reads, so that a restricted user gets the whole list at once.
-pub async fn permissions(req: &Request<'_>) -> Vec<String> {
-    let (src, dst) = (req.source, req.destination);
+/// What the permission check found.
+#[derive(Debug, Default)]
+pub struct Access {
+    /// Verbs the plan needs that a cluster denies; any one stops the run.
+    pub problems: Vec<String>,
+    /// The destination lets us list nodes. Not needed for the plan, only for the check that
+    /// the pods can be scheduled there, which says so when it cannot run.
+    pub nodes_listable: bool,
+}
+
+/// RBAC for every verb and resource the plan needs, in both clusters (SelfSubjectAccessReview),
+/// and for listing the destination's nodes. Runs before anything else reads, so that a
+/// restricted user gets the whole list at once.
+pub async fn permissions((src, dst): (&Cluster, &Cluster), req: &Request<'_>) -> Access {
     let dst_ns = &req.destination_at.namespace;
-    let mut report = Report::default();
-    // Permissions, in both clusters.
+    let mut problems = Vec::new();
     let source_denied = denied_permissions(
         src,
         &req.source_at.namespace,
@@ -529,7 +851,7 @@ pub async fn permissions(req: &Request<'_>) -> Vec<String> {
     )
     .await;
     if !source_denied.is_empty() {
-        report.problems.push(format!(
+        problems.push(format!(
             "{} denies: {}",
             src.context,
             source_denied.join(", ")
@@ -542,13 +864,19 @@ pub async fn permissions(req: &Request<'_>) -> Vec<String> {
     )
     .await;
     if !destination_denied.is_empty() {
-        report.problems.push(format!(
+        problems.push(format!(
             "{} denies: {}",
             dst.context,
             destination_denied.join(", ")
         ));
     }
-    report.problems
+    let nodes_listable = denied_permissions(dst, dst_ns, &[("", "nodes", "list", false)])
+        .await
+        .is_empty();
+    Access {
+        problems,
+        nodes_listable,
+    }
 }
 
 fn short_error(e: &kube::Error) -> String {
@@ -593,5 +921,555 @@ mod tests {
             ["init-secret", "registry", "tls"].map(String::from).into()
         );
         assert_eq!(deps.service_account.as_deref(), Some("db"));
+    }
+
+    mod judge {
+        use serde_json::json;
+
+        use super::super::*;
+        use crate::statefulset::model::*;
+        use crate::statefulset::observe::set_view;
+
+        fn source_set(ready: i32) -> StatefulSet {
+            serde_json::from_value(json!({
+                "metadata": {"name": "web", "namespace": "db", "uid": "u1"},
+                "spec": {
+                    "replicas": 2,
+                    "serviceName": "web",
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "web"}},
+                        "spec": {"containers": [{"name": "app", "image": "x",
+                            "envFrom": [{"configMapRef": {"name": "conf"}}]}]}
+                    },
+                    "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                        "spec": {"storageClassName": "fast"}}]
+                },
+                "status": {"replicas": 2, "readyReplicas": ready, "availableReplicas": ready}
+            }))
+            .unwrap()
+        }
+
+        fn location(namespace: &str) -> Location {
+            Location {
+                namespace: namespace.into(),
+                name: "web".into(),
+                copy_label: "db.web".into(),
+            }
+        }
+
+        /// A healthy two-replica source with bound claims on Delete PVs, an existing
+        /// destination namespace with everything the pods need, and a clean dry run.
+        fn healthy() -> (Facts, Observed) {
+            let set = source_set(2);
+            let mut source = ClusterView {
+                set: Some(set_view(&set)),
+                ..Default::default()
+            };
+            let mut volumes = BTreeMap::new();
+            for k in 0..2 {
+                let claim = claim_name("data", "web", k);
+                let volume = format!("pv-{k}");
+                fixtures::add_claim(&mut source, "db", &claim, &volume, "Delete");
+                volumes.insert(
+                    volume.clone(),
+                    serde_json::from_value(json!({"metadata": {"name": volume}, "spec": {"csi": {"driver": "d", "volumeHandle": "h"}}}))
+                        .unwrap(),
+                );
+            }
+            let facts = Facts {
+                versions: [
+                    ("km-a".into(), "1".into(), "36".into()),
+                    ("km-b".into(), "1".into(), "36".into()),
+                ],
+                source_set: Lookup::Found(set),
+                source_namespace_exists: true,
+                source_volumes: volumes,
+                destination_volumes: BTreeMap::new(),
+                claim_classes: vec![Some("fast".into()), Some("fast".into())],
+                destination_classes: [("fast".to_string(), true)].into(),
+                class_topologies: BTreeMap::new(),
+                destination_nodes: Lookup::Found(
+                    ["b-node-0", "b-node-1"]
+                        .map(|name| NodeFacts {
+                            name: name.into(),
+                            ..Default::default()
+                        })
+                        .into(),
+                ),
+                pdbs: Vec::new(),
+                destination_pdbs: Vec::new(),
+                destination_namespace: Lookup::Found(()),
+                destination_objects: [
+                    ("Service/web".to_string(), true),
+                    ("ConfigMap/conf".to_string(), true),
+                ]
+                .into(),
+                destination_dry_run: Some(Ok(())),
+            };
+            let observed = Observed {
+                source,
+                destination: ClusterView::default(),
+            };
+            (facts, observed)
+        }
+
+        #[derive(Default)]
+        struct Flags {
+            allow_unhealthy: bool,
+            create_namespace: bool,
+            copy_dependencies: bool,
+            resuming: bool,
+            batch: i32,
+            class_map: BTreeMap<String, String>,
+        }
+
+        fn judged(facts: &Facts, observed: &Observed, flags: &Flags) -> Report {
+            let (source_at, destination_at) = (location("db"), location("db"));
+            let request = Request {
+                source_at: &source_at,
+                destination_at: &destination_at,
+                class_map: &flags.class_map,
+                allow_unhealthy: flags.allow_unhealthy,
+                create_namespace: flags.create_namespace,
+                copy_dependencies: flags.copy_dependencies,
+                resuming: flags.resuming,
+                batch: flags.batch.max(1),
+                recorded_budgets: None,
+                nodes_listable: true,
+            };
+            judge(&request, facts, observed)
+        }
+
+        fn problems(facts: &Facts, observed: &Observed, flags: &Flags) -> Vec<String> {
+            judged(facts, observed, flags).problems
+        }
+
+        #[test]
+        fn a_healthy_source_passes_with_warnings_about_protection() {
+            let (facts, observed) = healthy();
+            let report = judged(&facts, &observed, &Flags::default());
+            assert!(report.problems.is_empty(), "{:?}", report.problems);
+            assert!(
+                report
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("2 PV(s) have a reclaim policy other than Retain")),
+                "{:?}",
+                report.warnings
+            );
+        }
+
+        #[test]
+        fn a_missing_source_names_the_set_or_the_namespace() {
+            let (mut facts, mut observed) = healthy();
+            facts.source_set = Lookup::Missing;
+            observed.source.set = None;
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.iter()
+                    .any(|p| p == "StatefulSet web not found in namespace db of km-a"),
+                "{p:?}"
+            );
+            facts.source_namespace_exists = false;
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.iter().any(|p| p == "namespace db not found in km-a"),
+                "{p:?}"
+            );
+        }
+
+        #[test]
+        fn an_unhealthy_source_stops_a_new_migration_only() {
+            let (mut facts, mut observed) = healthy();
+            facts.source_set = Lookup::Found(source_set(1));
+            observed.source.set = Some(set_view(&source_set(1)));
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.iter().any(|p| p.contains("only 1 of 2 replicas")),
+                "{p:?}"
+            );
+            for flags in [
+                Flags {
+                    allow_unhealthy: true,
+                    ..Default::default()
+                },
+                Flags {
+                    resuming: true,
+                    ..Default::default()
+                },
+            ] {
+                assert!(problems(&facts, &observed, &flags).is_empty());
+            }
+        }
+
+        #[test]
+        fn every_claim_must_exist_and_be_bound() {
+            let (facts, mut observed) = healthy();
+            observed.source.claims.remove("data-web-1");
+            observed.source.claims.get_mut("data-web-0").unwrap().bound = false;
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.contains(&"PVC data-web-1 of ordinal 1 does not exist in km-a".to_string()),
+                "{p:?}"
+            );
+            assert!(
+                p.contains(&"PVC data-web-0 of ordinal 0 is not Bound in km-a".to_string()),
+                "{p:?}"
+            );
+        }
+
+        #[test]
+        fn a_foreign_pv_of_the_same_name_in_the_destination_stops_it() {
+            let (mut facts, observed) = healthy();
+            let foreign: PersistentVolume =
+                serde_json::from_value(json!({"metadata": {"name": "pv-0"}})).unwrap();
+            facts.destination_volumes.insert("pv-0".into(), foreign);
+            let ours: PersistentVolume = serde_json::from_value(
+                json!({"metadata": {"name": "pv-1", "labels": {super::super::super::copy::COPY_LABEL: "db.web"}}}),
+            )
+            .unwrap();
+            facts.destination_volumes.insert("pv-1".into(), ours);
+            let p = problems(&facts, &observed, &Flags::default());
+            assert_eq!(
+                p,
+                ["a PV named pv-0 already exists in km-b and was not copied by this migration"]
+            );
+        }
+
+        #[test]
+        fn storage_classes_must_exist_in_the_destination_after_mapping() {
+            let (mut facts, observed) = healthy();
+            facts.destination_classes = [("fast".to_string(), false)].into();
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.iter()
+                    .any(|p| p.starts_with("StorageClass fast does not exist in km-b")),
+                "{p:?}"
+            );
+            facts.destination_classes =
+                [("fast".to_string(), false), ("ssd".to_string(), true)].into();
+            let mapped = Flags {
+                class_map: [("fast".to_string(), "ssd".to_string())].into(),
+                ..Default::default()
+            };
+            assert!(problems(&facts, &observed, &mapped).is_empty());
+            facts.destination_classes = [("ssd".to_string(), false)].into();
+            let p = problems(&facts, &observed, &mapped);
+            assert!(
+                p.iter().any(|p| p
+                    == "--storage-class-map fast=ssd: StorageClass ssd does not exist in km-b"),
+                "{p:?}"
+            );
+        }
+
+        #[test]
+        fn the_destination_namespace_must_exist_or_be_created() {
+            let (mut facts, observed) = healthy();
+            facts.destination_namespace = Lookup::Missing;
+            facts.destination_dry_run = None;
+            let p = problems(&facts, &observed, &Flags::default());
+            assert_eq!(
+                p,
+                ["namespace db does not exist in km-b; create it or pass --create-namespace"]
+            );
+            let create = Flags {
+                create_namespace: true,
+                ..Default::default()
+            };
+            assert!(problems(&facts, &observed, &create).is_empty());
+        }
+
+        #[test]
+        fn what_the_pods_need_must_exist_unless_it_is_copied() {
+            let (mut facts, observed) = healthy();
+            facts.destination_objects = BTreeMap::new();
+            let p = problems(&facts, &observed, &Flags::default());
+            assert_eq!(p.len(), 2, "{p:?}");
+            assert!(p[0].starts_with("Service web (the StatefulSet's serviceName)"));
+            assert!(p[1].starts_with("ConfigMap conf used by the pod template"));
+            let copy = Flags {
+                copy_dependencies: true,
+                ..Default::default()
+            };
+            assert!(problems(&facts, &observed, &copy).is_empty());
+        }
+
+        #[test]
+        fn claims_and_sets_in_the_destination_must_be_ours() {
+            let (facts, mut observed) = healthy();
+            observed.destination.claims.insert(
+                "data-web-1".into(),
+                ClaimView {
+                    volume_name: None,
+                    bound: false,
+                    copied: false,
+                },
+            );
+            let mut foreign = set_view(&source_set(2));
+            foreign.migrated_from_uid = Some("someone-else".into());
+            observed.destination.set = Some(foreign);
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.iter()
+                    .any(|p| p.starts_with("PVC data-web-1 already exists in km-b/db"))
+            );
+            assert!(
+                p.iter()
+                    .any(|p| p.starts_with("a StatefulSet named web already exists"))
+            );
+            observed.destination.claims.clear();
+            observed.destination.set.as_mut().unwrap().migrated_from_uid = Some("u1".into());
+            let resuming = Flags {
+                resuming: true,
+                ..Default::default()
+            };
+            assert!(problems(&facts, &observed, &resuming).is_empty());
+            // Ours, but no journal: it was deleted; the way back is named.
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.len() == 1
+                    && p[0].contains("journal is gone")
+                    && p[0].contains("--rebuild-journal"),
+                "{p:?}"
+            );
+            observed.destination.set = None;
+            observed.destination.claims.insert(
+                "data-web-1".into(),
+                ClaimView {
+                    volume_name: Some("pv-1".into()),
+                    bound: true,
+                    copied: true,
+                },
+            );
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.len() == 1
+                    && p[0].contains("claims copied by an earlier migration of web (data-web-1)")
+                    && p[0].contains("--rebuild-journal"),
+                "{p:?}"
+            );
+        }
+
+        #[test]
+        fn the_servers_dry_run_verdict_and_old_versions_are_reported() {
+            let (mut facts, observed) = healthy();
+            facts.destination_dry_run = Some(Err("unknown field \"spec.x\"".into()));
+            facts.versions[1].2 = "26".into();
+            let report = judged(&facts, &observed, &Flags::default());
+            assert!(report.problems.iter().any(|p| {
+                p.contains("server-side dry run, fieldValidation=Strict): unknown field")
+            }));
+            assert!(
+                report
+                    .problems
+                    .iter()
+                    .any(|p| p.starts_with("km-b: Kubernetes 1.26 does not support"))
+            );
+            facts.versions[1].2 = "28".into();
+            let report = judged(&facts, &observed, &Flags::default());
+            assert!(
+                report
+                    .warnings
+                    .iter()
+                    .any(|w| w.starts_with("km-b: Kubernetes 1.28"))
+            );
+        }
+
+        #[test]
+        fn a_batch_larger_than_a_selecting_budget_allows_is_refused() {
+            let (mut facts, observed) = healthy();
+            let pdb = |name: &str, app: &str, spec: serde_json::Value| {
+                let mut spec = spec;
+                spec["selector"] = json!({"matchLabels": {"app": app}});
+                serde_json::from_value(json!({"metadata": {"name": name}, "spec": spec})).unwrap()
+            };
+            facts
+                .pdbs
+                .push(pdb("web-pdb", "web", json!({"maxUnavailable": 1})));
+            facts
+                .pdbs
+                .push(pdb("other", "db", json!({"minAvailable": "100%"})));
+            assert!(problems(&facts, &observed, &Flags::default()).is_empty());
+            let flags = Flags {
+                batch: 2,
+                ..Default::default()
+            };
+            let p = problems(&facts, &observed, &flags);
+            assert_eq!(p.len(), 1, "only the budget that selects the set: {p:?}");
+            assert!(
+                p[0].starts_with("PodDisruptionBudget web-pdb (maxUnavailable 1) allows 1 disruption(s) of the 2 pods, but --batch 2"),
+                "{p:?}"
+            );
+            facts
+                .pdbs
+                .push(pdb("strict", "web", json!({"minAvailable": "100%"})));
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.iter().any(|p| p.starts_with(
+                    "PodDisruptionBudget strict (minAvailable 100%) allows no disruption"
+                )),
+                "{p:?}"
+            );
+            let request = Request {
+                source_at: &location("db"),
+                destination_at: &location("db"),
+                class_map: &BTreeMap::new(),
+                allow_unhealthy: false,
+                create_namespace: false,
+                copy_dependencies: false,
+                resuming: false,
+                batch: 1,
+                recorded_budgets: None,
+                nodes_listable: true,
+            };
+            let names: Vec<String> = preparation(&request, &facts)
+                .budgets
+                .into_iter()
+                .map(|b| b.name)
+                .collect();
+            assert_eq!(names, ["strict", "web-pdb"], "what the journal will record");
+            // A budget of the same name in the destination must be this migration's copy.
+            facts
+                .pdbs
+                .retain(|p| p.metadata.name.as_deref() == Some("web-pdb"));
+            facts
+                .destination_pdbs
+                .push(pdb("web-pdb", "web", json!({"minAvailable": 1})));
+            let p = problems(&facts, &observed, &Flags::default());
+            assert!(
+                p.len() == 1
+                    && p[0].starts_with(
+                        "a PodDisruptionBudget named web-pdb already exists in km-b/db"
+                    ),
+                "{p:?}"
+            );
+            facts.destination_pdbs[0].metadata.labels = Some(
+                [(
+                    super::super::super::copy::COPY_LABEL.to_string(),
+                    "db.web".to_string(),
+                )]
+                .into(),
+            );
+            assert!(problems(&facts, &observed, &Flags::default()).is_empty());
+        }
+
+        /// The source's template with `spec` merged into its pod spec.
+        fn with_pod_spec(facts: &mut Facts, pod_spec: serde_json::Value) {
+            let Lookup::Found(set) = &mut facts.source_set else {
+                unreachable!()
+            };
+            let mut spec =
+                serde_json::to_value(set.spec.as_ref().unwrap().template.spec.clone()).unwrap();
+            for (k, v) in pod_spec.as_object().unwrap() {
+                spec[k] = v.clone();
+            }
+            set.spec.as_mut().unwrap().template.spec = Some(serde_json::from_value(spec).unwrap());
+        }
+
+        #[test]
+        fn pods_no_destination_node_takes_are_refused_with_the_reason() {
+            let (mut facts, observed) = healthy();
+            with_pod_spec(
+                &mut facts,
+                json!({"nodeSelector": {"pool": "a-only"}, "tolerations": [{"key": "dedicated", "operator": "Exists"}]}),
+            );
+            let p = problems(&facts, &observed, &Flags::default());
+            assert_eq!(
+                p,
+                [
+                    "pods of web (ordinal 0-1) cannot be scheduled in km-b: none of its 2 node(s) fits:\n    \
+                  b-node-0, b-node-1: nodeSelector pool=a-only, node has no label pool"
+                ]
+            );
+            facts.destination_nodes = Lookup::Found(vec![NodeFacts {
+                name: "b-node-7".into(),
+                labels: [("pool".to_string(), "a-only".to_string())].into(),
+                taints: vec![
+                    serde_json::from_value(
+                        json!({"key": "dedicated", "value": "db", "effect": "NoSchedule"}),
+                    )
+                    .unwrap(),
+                ],
+                unschedulable: false,
+            }]);
+            assert!(problems(&facts, &observed, &Flags::default()).is_empty());
+        }
+
+        #[test]
+        fn each_ordinal_needs_a_node_in_its_volumes_topology_after_the_class_map() {
+            let (mut facts, observed) = healthy();
+            let zoned = |zone: &str| -> PersistentVolume {
+                serde_json::from_value(json!({"spec": {"storageClassName": "fast",
+                    "csi": {"driver": "d", "volumeHandle": "h"},
+                    "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                        {"key": "zone", "operator": "In", "values": [zone]}]}]}}}}))
+                .unwrap()
+            };
+            facts.source_volumes.insert("pv-0".into(), zoned("a"));
+            facts.source_volumes.insert("pv-1".into(), zoned("b"));
+            let in_zone = |name: &str, zone: &str| NodeFacts {
+                name: name.into(),
+                labels: [("zone".to_string(), zone.to_string())].into(),
+                ..Default::default()
+            };
+            facts.destination_nodes =
+                Lookup::Found(vec![in_zone("b-node-0", "a"), in_zone("b-node-1", "c")]);
+            let report = judged(&facts, &observed, &Flags::default());
+            assert_eq!(report.problems.len(), 1, "{:?}", report.problems);
+            assert!(
+                report.problems[0]
+                    .starts_with("pods of web (ordinal 1) cannot be scheduled in km-b")
+                    && report.problems[0].contains(
+                        "b-node-0: node affinity of PV pv-1 zone in (b), node has zone=a"
+                    ),
+                "{:?}",
+                report.problems
+            );
+            assert!(
+                !report
+                    .warnings
+                    .iter()
+                    .any(|w| w.contains("has node affinity")),
+                "checked, so no vague warning: {:?}",
+                report.warnings
+            );
+            // The class the copies get (after --storage-class-map) may allow fewer zones.
+            facts.destination_nodes =
+                Lookup::Found(vec![in_zone("b-node-0", "a"), in_zone("b-node-1", "b")]);
+            facts.destination_classes.insert("ssd".into(), true);
+            facts.class_topologies.insert(
+                "ssd".into(),
+                serde_json::from_value(
+                    json!([{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}]),
+                )
+                .unwrap(),
+            );
+            assert!(problems(&facts, &observed, &Flags::default()).is_empty());
+            let mapped = Flags {
+                class_map: [("fast".to_string(), "ssd".to_string())].into(),
+                ..Default::default()
+            };
+            let p = problems(&facts, &observed, &mapped);
+            assert_eq!(p.len(), 1, "{p:?}");
+            assert!(
+                p[0].contains("b-node-1: allowedTopologies of StorageClass ssd (PV pv-1) zone in (a), node has zone=b"),
+                "{p:?}"
+            );
+        }
+
+        #[test]
+        fn unreadable_nodes_are_a_warning_that_says_the_check_did_not_run() {
+            let (mut facts, observed) = healthy();
+            with_pod_spec(&mut facts, json!({"nodeSelector": {"pool": "a-only"}}));
+            facts.destination_nodes = Lookup::Failed("km-b denies list nodes".into());
+            let report = judged(&facts, &observed, &Flags::default());
+            assert!(report.problems.is_empty(), "{:?}", report.problems);
+            assert!(
+                report.warnings.contains(&"could not check that the pods of web can be scheduled in km-b (km-b denies list nodes); check their nodeSelector, node affinity, tolerations and volume node affinity against its nodes by hand".to_string()),
+                "{:?}",
+                report.warnings
+            );
+        }
     }
 }

@@ -1,17 +1,19 @@
 //! `--status`: both sides, where every claim and volume is, the journal, and what the next run
 //! will do. Built from the same observation and decision as a real run, so it cannot disagree.
-use comfy_table::Table;
 use serde::Serialize;
 
 use super::decide::{Settings, next_step};
 use super::model::{Journal, Observed};
 use super::observe::claim_ordinal;
 use super::plan::{Names, describe};
-use crate::output::{self, Tabular};
+
+/// The version of the `--status` document.
+pub const SCHEMA_VERSION: u32 = 1;
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusReport {
+    pub schema_version: u32,
     pub statefulset: String,
     pub source: SideSummary,
     pub destination: SideSummary,
@@ -46,10 +48,35 @@ pub struct JournalSummary {
 #[serde(rename_all = "camelCase")]
 pub struct OrdinalRow {
     pub ordinal: i32,
-    /// "Ready", "NotReady", "Terminating" or "-" per cluster.
-    pub source_pod: String,
-    pub destination_pod: String,
+    /// The ordinal's pod in each cluster; null where there is none.
+    pub source_pod: Option<PodState>,
+    pub destination_pod: Option<PodState>,
     pub claims: Vec<ClaimRow>,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodState {
+    pub name: String,
+    /// Pending, Running, ... as the pod's status says.
+    pub phase: String,
+    pub ready: bool,
+    pub terminating: bool,
+    /// Why it is not Ready, when it is not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_ready: Option<String>,
+}
+
+impl PodState {
+    /// One word for a table cell.
+    pub fn word(&self) -> &str {
+        match (self.terminating, self.ready) {
+            (true, _) => "Terminating",
+            (false, true) => "Ready",
+            (false, false) if self.phase.is_empty() => "Pending",
+            (false, false) => &self.phase,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -63,13 +90,14 @@ pub struct ClaimRow {
     pub destination_reclaim_policy: Option<String>,
 }
 
-fn pod_state(view: &super::model::ClusterView, k: i32) -> String {
-    match view.pods.get(&k) {
-        None => "-".into(),
-        Some(p) if p.terminating => "Terminating".into(),
-        Some(p) if p.ready => "Ready".into(),
-        Some(_) => "NotReady".into(),
-    }
+fn pod_state(view: &super::model::ClusterView, k: i32) -> Option<PodState> {
+    view.pods.get(&k).map(|p| PodState {
+        name: p.name.clone(),
+        phase: p.phase.clone(),
+        ready: p.ready,
+        terminating: p.terminating,
+        not_ready: p.not_ready.clone(),
+    })
 }
 
 pub fn report(
@@ -152,6 +180,7 @@ pub fn report(
         describe(&next_step(journal, observed, settings), names)
     };
     StatusReport {
+        schema_version: SCHEMA_VERSION,
         statefulset: settings.name.clone(),
         source: summary(
             &observed.source,
@@ -173,72 +202,5 @@ pub fn report(
         }),
         ordinals: rows,
         next_step: next,
-    }
-}
-
-impl Tabular for StatusReport {
-    fn table(&self) -> Table {
-        let mut t = output::new_table([
-            "ordinal",
-            &format!("pod in {}", self.source.context),
-            &format!("pod in {}", self.destination.context),
-            "claims (volume: where)",
-        ]);
-        for row in &self.ordinals {
-            let claims = row
-                .claims
-                .iter()
-                .map(|c| {
-                    let place = match (c.in_source, c.in_destination) {
-                        (true, true) => "both",
-                        (true, false) => "source",
-                        (false, true) => "destination",
-                        (false, false) => "missing",
-                    };
-                    format!(
-                        "{} ({}: {place})",
-                        c.claim,
-                        c.volume.as_deref().unwrap_or("-")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            t.add_row([
-                row.ordinal.to_string(),
-                row.source_pod.clone(),
-                row.destination_pod.clone(),
-                claims,
-            ]);
-        }
-        let side = |s: &SideSummary| match (s.start, s.replicas) {
-            (Some(start), Some(r)) => format!(
-                "start={start} replicas={r} ready={}",
-                s.ready_replicas.unwrap_or(0)
-            ),
-            _ => "absent".into(),
-        };
-        t.add_row([
-            "".to_string(),
-            side(&self.source),
-            side(&self.destination),
-            String::new(),
-        ]);
-        let journal = match &self.journal {
-            Some(j) => format!(
-                "journal: {}{}{}, verified bound {}",
-                j.direction,
-                if j.complete { ", complete" } else { "" },
-                if j.cleaned_up { ", cleaned up" } else { "" },
-                j.verified_bound
-            ),
-            None => "journal: none".into(),
-        };
-        t.add_row([
-            String::new(),
-            journal,
-            String::new(),
-            format!("next: {}", self.next_step),
-        ]);
-        t
     }
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the real control plane from Go modules (no downloads from release sites are possible here)
-# and caches the binaries outside the repository, keyed by version, so that reruns build nothing.
+# Builds the real control plane, and krew, from Go modules (no downloads from release sites are
+# possible here) and caches the binaries outside the repository, keyed by version, so that reruns
+# build nothing.
 #
 #   tests/cluster/build.sh        prints the bin directory on stdout when done
 #
@@ -8,8 +9,11 @@
 #   KM_KUBERNETES_VERSION   build this Kubernetes release instead of the pinned one (e.g. v1.34.4;
 #                           capture-openapi.sh uses it); its binaries get their own cache directory
 #   KM_BUILD_ONLY           build only these, space-separated, out of: kube-apiserver
-#                           kube-controller-manager kube-scheduler kubectl etcd kwok (default: all);
-#                           the bin directory then links only what is in the cache
+#                           kube-controller-manager kube-scheduler kubectl etcd kwok krew
+#                           (default: all); the bin directory then links only what is in the cache
+#
+# The bin directory holds kubectl and the control plane, and krew as `kubectl-krew`, the name under
+# which kubectl finds it as a plugin (scripts/test.sh installs the release archive with it).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=versions.env
@@ -17,9 +21,9 @@ source "$here/versions.env"
 KUBERNETES_VERSION=${KM_KUBERNETES_VERSION:-$KUBERNETES_VERSION}
 [[ $KUBERNETES_VERSION =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "build: bad Kubernetes version '$KUBERNETES_VERSION' (want v1.X.Y)" >&2; exit 1; }
 k8s_all=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-read -r -a only <<<"${KM_BUILD_ONLY:-${k8s_all[*]} etcd kwok}"
+read -r -a only <<<"${KM_BUILD_ONLY:-${k8s_all[*]} etcd kwok krew}"
 for b in "${only[@]}"; do
-  case " ${k8s_all[*]} etcd kwok " in *" $b "*) ;; *) echo "build: KM_BUILD_ONLY: unknown '$b'" >&2; exit 1 ;; esac
+  case " ${k8s_all[*]} etcd kwok krew " in *" $b "*) ;; *) echo "build: KM_BUILD_ONLY: unknown '$b'" >&2; exit 1 ;; esac
 done
 wanted() { case " ${only[*]} " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
@@ -27,6 +31,7 @@ cache=${KM_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-migrate}
 k8s_bin=$cache/kubernetes-$KUBERNETES_VERSION
 etcd_bin=$cache/etcd-$ETCD_VERSION
 kwok_bin=$cache/kwok-$KWOK_VERSION
+krew_bin=$cache/krew-$KREW_VERSION
 log() { printf 'build: %s\n' "$*" >&2; }
 
 command -v go >/dev/null || { log "Go is required to build the control plane (see README)"; exit 1; }
@@ -114,8 +119,32 @@ build_kwok() {
   rm -rf "$work"
 }
 
+# krew, the plugin manager, to install the release archive as users would (scripts/test.sh).
+# Its own module too: its go.mod is old (go 1.17, k8s.io 0.21), and nothing else shares it.
+build_krew() {
+  wanted krew || return 0
+  [ -x "$krew_bin/krew" ] && return 0
+  local work; work=$(mktemp -d)
+  log "krew $KREW_VERSION: building"
+  (
+    cd "$work"
+    go mod init km-krew-wrapper >/dev/null 2>&1
+    go mod edit -require="sigs.k8s.io/krew@$KREW_VERSION"
+    go mod download "sigs.k8s.io/krew@$KREW_VERSION"
+    # Built as upstream builds it: its go version sets the GODEBUG defaults.
+    go mod edit -go="$(go list -m -f '{{.GoVersion}}' "sigs.k8s.io/krew@$KREW_VERSION" 2>/dev/null || echo 1.26.0)"
+    # The tag makes `kubectl krew version` say which krew this is (an untagged build says unknown).
+    # A tagged krew also asks GitHub for newer releases now and then: set KREW_NO_UPGRADE_CHECK.
+    go build -trimpath -ldflags "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION" \
+      -o krew sigs.k8s.io/krew/cmd/krew
+    mkdir -p "$krew_bin" && mv krew "$krew_bin/krew"
+  )
+  rm -rf "$work"
+}
+
 build_etcd
 build_kwok
+build_krew
 build_kubernetes
 
 bin=$cache/bin-$KUBERNETES_VERSION-$ETCD_VERSION-$KWOK_VERSION
@@ -124,4 +153,6 @@ for f in "$k8s_bin"/* "$etcd_bin/etcd" "$kwok_bin/kwok" "$kwok_bin/stages.yaml";
   [ -e "$f" ] || continue # only with KM_BUILD_ONLY: the full build makes all of them
   ln -sf "$f" "$bin/$(basename "$f")"
 done
+# kubectl runs `kubectl krew` as the plugin kubectl-krew found on PATH.
+if [ -x "$krew_bin/krew" ]; then ln -sf "$krew_bin/krew" "$bin/kubectl-krew"; fi
 echo "$bin"

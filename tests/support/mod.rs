@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod jobs;
+pub mod pty;
 pub mod sts;
 
 use std::path::{Path, PathBuf};

@@ -164,6 +164,51 @@ impl Pair {
     }
 }
 
+/// Every claim of A is in B, bound, pointing at the same volume and host path; every PV Retain.
+pub async fn assert_moved(pair: &Pair, before: &BTreeMap<String, (String, String)>, replicas: i32) {
+    pair.wait_ready(true, replicas).await;
+    let a = pair.sets(false).get("web").await.unwrap();
+    assert_eq!(a.spec.unwrap().replicas, Some(0), "source scaled to zero");
+    let b = pair.sets(true).get("web").await.unwrap();
+    let spec = b.spec.unwrap();
+    assert_eq!(
+        (spec.replicas, spec.ordinals.and_then(|o| o.start)),
+        (Some(replicas), Some(0))
+    );
+    let after = pair.claims(true).await;
+    assert_eq!(
+        &after, before,
+        "every claim points at the same volume and storage in B"
+    );
+    for (claim, (volume, _)) in before {
+        let pv = pair
+            .volume(true, volume)
+            .await
+            .unwrap_or_else(|| panic!("PV {volume} missing in B"));
+        assert_eq!(
+            pv.status.and_then(|s| s.phase).as_deref(),
+            Some("Bound"),
+            "PV {volume} of {claim} bound in B"
+        );
+        assert_eq!(
+            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+            Some("Retain")
+        );
+        let original = pair
+            .volume(false, volume)
+            .await
+            .unwrap_or_else(|| panic!("PV {volume} lost in A"));
+        assert_eq!(
+            original
+                .spec
+                .unwrap()
+                .persistent_volume_reclaim_policy
+                .as_deref(),
+            Some("Retain")
+        );
+    }
+}
+
 /// Every object `api` lists.
 async fn list<K>(api: &Api<K>) -> Vec<K>
 where
@@ -273,7 +318,8 @@ pub fn state_dir() -> PathBuf {
 pub struct SplitBrainObserver {
     pods: Arc<Mutex<BTreeMap<String, PodLife>>>,
     events: Arc<Mutex<usize>>,
-    tasks: Vec<tokio::task::JoinHandle<()>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 #[derive(Debug, Clone)]
@@ -301,89 +347,128 @@ fn revision(pod: &Pod) -> u64 {
         .unwrap_or(0)
 }
 
-impl SplitBrainObserver {
-    pub fn start(a: &Client, b: &Client, ns: &str) -> SplitBrainObserver {
-        let pods: Arc<Mutex<BTreeMap<String, PodLife>>> = Arc::default();
-        let events: Arc<Mutex<usize>> = Arc::default();
-        let mut tasks = Vec::new();
-        for (side, client) in [a, b].into_iter().enumerate() {
-            let api = Api::<Pod>::namespaced(client.clone(), ns);
-            let (pods, events) = (pods.clone(), events.clone());
-            tasks.push(tokio::spawn(async move {
-                let mut stream = watcher(api, watcher::Config::default())
-                    .default_backoff()
-                    .boxed();
-                let mut listed_once = false;
-                let mut watching = false;
-                let mut relisted: Vec<String> = Vec::new();
-                while let Some(event) = stream.next().await {
-                    let Ok(event) = event else { continue };
-                    *events.lock().unwrap() += 1;
-                    let mut pods = pods.lock().unwrap();
-                    match event {
-                        watcher::Event::Init => {
-                            relisted.clear();
-                            watching = false;
-                        }
-                        watcher::Event::InitApply(pod) | watcher::Event::Apply(pod) => {
-                            let (Some(uid), Some(name)) =
-                                (pod.metadata.uid.clone(), pod.metadata.name.clone())
-                            else {
-                                continue;
-                            };
-                            let Some(k) = ordinal(&name) else { continue };
-                            // A pod first seen in a re-list was created at an unknown revision.
-                            let from_relist = listed_once && !watching;
-                            if !watching {
-                                relisted.push(uid.clone());
-                            }
-                            pods.entry(uid).or_insert_with(|| PodLife {
-                                side,
-                                ordinal: k,
-                                name,
-                                created: if listed_once { revision(&pod) } else { 0 },
-                                deleted: None,
-                                uncertain: from_relist,
-                            });
-                        }
-                        watcher::Event::Delete(pod) => {
-                            if let Some(life) =
-                                pod.metadata.uid.as_ref().and_then(|u| pods.get_mut(u))
-                            {
-                                life.deleted = Some(revision(&pod));
-                            }
-                        }
-                        watcher::Event::InitDone => {
-                            if listed_once {
-                                // Pods that vanished while the watch was down: end unknown.
-                                for (uid, life) in pods.iter_mut() {
-                                    if life.side == side
-                                        && life.deleted.is_none()
-                                        && !relisted.contains(uid)
-                                    {
-                                        life.uncertain = true;
-                                    }
-                                }
-                            }
-                            listed_once = true;
-                            watching = true;
+/// Watches pods of one cluster into `pods`; says `ready` once the first list is done.
+async fn watch_side(
+    side: usize,
+    api: Api<Pod>,
+    pods: Arc<Mutex<BTreeMap<String, PodLife>>>,
+    events: Arc<Mutex<usize>>,
+    ready: std::sync::mpsc::Sender<()>,
+) {
+    let mut stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    let mut listed_once = false;
+    let mut watching = false;
+    let mut relisted: Vec<String> = Vec::new();
+    while let Some(event) = stream.next().await {
+        let Ok(event) = event else { continue };
+        *events.lock().unwrap() += 1;
+        let mut pods = pods.lock().unwrap();
+        match event {
+            watcher::Event::Init => {
+                relisted.clear();
+                watching = false;
+            }
+            watcher::Event::InitApply(pod) | watcher::Event::Apply(pod) => {
+                let (Some(uid), Some(name)) = (pod.metadata.uid.clone(), pod.metadata.name.clone())
+                else {
+                    continue;
+                };
+                let Some(k) = ordinal(&name) else { continue };
+                // A pod first seen in a re-list was created at an unknown revision.
+                let from_relist = listed_once && !watching;
+                if !watching {
+                    relisted.push(uid.clone());
+                }
+                pods.entry(uid).or_insert_with(|| PodLife {
+                    side,
+                    ordinal: k,
+                    name,
+                    created: if listed_once { revision(&pod) } else { 0 },
+                    deleted: None,
+                    uncertain: from_relist,
+                });
+            }
+            watcher::Event::Delete(pod) => {
+                if let Some(life) = pod.metadata.uid.as_ref().and_then(|u| pods.get_mut(u)) {
+                    life.deleted = Some(revision(&pod));
+                }
+            }
+            watcher::Event::InitDone => {
+                if listed_once {
+                    // Pods that vanished while the watch was down: end unknown.
+                    for (uid, life) in pods.iter_mut() {
+                        if life.side == side && life.deleted.is_none() && !relisted.contains(uid) {
+                            life.uncertain = true;
                         }
                     }
+                } else {
+                    let _ = ready.send(());
                 }
-            }));
+                listed_once = true;
+                watching = true;
+            }
+        }
+    }
+}
+
+impl SplitBrainObserver {
+    /// Starts watching the pods of namespace `ns` in both clusters, on a thread and runtime of
+    /// its own: the tests run the plugin with blocking calls, which would starve watches on
+    /// the test's runtime exactly while the migration runs. Returns once both watches listed.
+    pub fn start(ns: &str) -> SplitBrainObserver {
+        let pods: Arc<Mutex<BTreeMap<String, PodLife>>> = Arc::default();
+        let events: Arc<Mutex<usize>> = Arc::default();
+        let (ready, listed) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn({
+            let (pods, events, ns) = (pods.clone(), events.clone(), ns.to_string());
+            move || {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async move {
+                    let mut tasks = Vec::new();
+                    for (side, context) in [CONTEXT_A, CONTEXT_B].into_iter().enumerate() {
+                        let api = Api::<Pod>::namespaced(client(context).await, &ns);
+                        tasks.push(tokio::spawn(watch_side(
+                            side,
+                            api,
+                            pods.clone(),
+                            events.clone(),
+                            ready.clone(),
+                        )));
+                    }
+                    let _ = stopped.await;
+                    for task in tasks {
+                        task.abort();
+                    }
+                });
+            }
+        });
+        for _ in 0..2 {
+            listed
+                .recv_timeout(Duration::from_secs(60))
+                .expect("the split-brain observer's watches did not start");
         }
         SplitBrainObserver {
             pods,
             events,
-            tasks,
+            stop: Some(stop),
+            thread: Some(thread),
         }
     }
 
     /// Stops watching; panics if any ordinal had pods in both clusters at once, or if nothing
     /// was seen at all.
-    pub fn assert_never_split(self) {
-        for t in &self.tasks {
-            t.abort();
+    pub fn assert_never_split(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("the observer thread ended cleanly");
         }
         let seen = *self.events.lock().unwrap();
         assert!(seen > 0, "the observer saw no pod events at all");

@@ -23,8 +23,25 @@ use std::collections::{BTreeMap, BTreeSet};
 use k8s_openapi::api::batch::v1::Job;
 use serde_json::{Value, json};
 
-use super::super::model::{PodCondition, parse_intervals};
+use super::super::model::{PodCondition, ReplacementPolicy, parse_intervals};
 use super::*;
+
+/// Whether the pod counts as failed at all, before any rule (isPodFailed): only such pods become
+/// outcomes, which is how the upstream cases below are translated into scenarios.
+fn counts_as_failed(
+    job: &JobModel,
+    phase_failed: bool,
+    terminating: bool,
+    sem: &Semantics,
+) -> bool {
+    if phase_failed {
+        return true;
+    }
+    let strict = (job.pod_failure_policy.is_some() && sem.job_pod_failure_policy)
+        || (sem.job_pod_replacement_policy
+            && job.pod_replacement_policy == ReplacementPolicy::Failed);
+    terminating && !strict
+}
 
 /// The feature gates upstream's job tests override.
 #[derive(Debug, Clone, Copy)]
@@ -1959,5 +1976,37 @@ mod kube_features {
                 (10, 600)
             );
         }
+    }
+}
+
+/// Not upstream cases: inputs found by fuzzing.
+mod fuzzed {
+    use super::*;
+
+    /// Two outcomes each after some 10^19 seconds (`after=3000000000000000h`) overflowed the
+    /// Job's clock. It saturates; with or without a deadline, the steps stay in order.
+    #[test]
+    fn times_past_the_largest_u64_saturate() {
+        let huge = 3_000_000_000_000_000 * 3600;
+        let outcomes = [after(huge, succeeded(None)), after(huge, succeeded(None))];
+        let sim = simulate(
+            &job(json!({"completions": 2})),
+            &Semantics::newest(),
+            &outcomes,
+        );
+        let at: Vec<u64> = sim.steps.iter().map(|s| s.at_seconds).collect();
+        assert_eq!(at, [huge, u64::MAX]);
+        assert_eq!(sim.final_status.succeeded, 2);
+        let with_deadline = job(json!({"completions": 2, "activeDeadlineSeconds": 10}));
+        let sim = simulate(&with_deadline, &Semantics::newest(), &outcomes);
+        assert_eq!(sim.steps[1].at_seconds, u64::MAX);
+        assert_eq!(
+            sim.final_status.conditions.last(),
+            Some(&condition(
+                "Failed",
+                "DeadlineExceeded",
+                "Job was active longer than specified deadline"
+            ))
+        );
     }
 }

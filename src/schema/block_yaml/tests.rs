@@ -405,3 +405,52 @@ proptest! {
         );
     }
 }
+
+#[test]
+fn a_continued_plain_scalar_whose_first_line_ends_in_a_colon_is_left_to_serde_saphyr() {
+    // Found by fuzzing: with a blank line between, the two lines were folded into "b:\nc",
+    // where serde-saphyr reports "mapping values are not allowed in this context".
+    for text in [
+        "a: b:\n\n  c\n",
+        "a: b:\n    \n    c\n",
+        "a: b:\n  c\n",
+        "- b:\n\n  c\n",
+    ] {
+        left(text);
+        assert!(reference(text).is_err(), "{text:?}");
+    }
+    // Without a continuation it stays a key with a null value, as serde-saphyr reads it.
+    assert_eq!(taken("a:\n  b:\n"), [json!({"a": {"b": null}})]);
+}
+
+#[test]
+fn characters_yaml_does_not_allow_are_left_to_serde_saphyr() {
+    // Found by fuzzing: the fast reader took a NUL that serde-saphyr rejects.
+    let bad = [
+        '\0', '\u{1}', '\u{b}', '\u{c}', '\u{1b}', '\u{7f}', '\u{80}', '\u{84}', '\u{86}',
+        '\u{9f}', '\u{fffe}', '\u{ffff}',
+    ];
+    for c in bad {
+        for text in [
+            format!("a: b{c}c\n"),
+            format!("a: 'b{c}c'\n"),
+            format!("a: \"b{c}c\"\n"),
+            format!("# x{c}\na: b\n"),
+            format!("a: |\n  b{c}c\n"),
+        ] {
+            left(&text);
+            assert!(reference(&text).is_err(), "{text:?}");
+        }
+    }
+    for c in [
+        '\u{85}', '\u{a0}', '\u{2028}', '\u{2029}', '\u{feff}', '\u{e000}', '日',
+    ] {
+        for text in [
+            format!("a: b{c}c\n"),
+            format!("a: 'b{c}c'\n"),
+            format!("# x{c}\na: b\n"),
+        ] {
+            agrees(&text);
+        }
+    }
+}

@@ -813,6 +813,9 @@ fn list_type_changed_is_breaking_and_absent_equals_atomic() {
             &[Some("atomic"), Some("set")],
         )],
     );
+    // The message shows the values as a person writes them, not as Rust debug text.
+    let findings = diff2(&absent, &set);
+    assert_eq!(findings[0].message, "atomic -> set");
 }
 
 #[test]
@@ -831,6 +834,10 @@ fn list_map_keys_changed_is_breaking() {
             Breaking,
             &[Some("name"), Some("name, port")],
         )],
+    );
+    assert_eq!(
+        diff2(&keyed("name"), &keyed("name, port"))[0].message,
+        "[name] -> [name, port]"
     );
 }
 

@@ -455,6 +455,51 @@ fn flags_that_allow_more_need_every_source_and_differing_defaults_are_noted() {
     );
 }
 
+#[test]
+fn a_required_field_no_source_declares_stays_required_where_all_keep_unknown_fields() {
+    // Found by fuzzing: the merge of the field's (no) schemas indexed an empty list.
+    let requiring = crd(
+        "{type: object, x-kubernetes-preserve-unknown-fields: true, required: [x], properties: {a: {type: string}}}",
+    );
+    let open = crd("{type: object, x-kubernetes-preserve-unknown-fields: true}");
+    let l = lcd(&[&requiring, &open]);
+    let s = spec(&l);
+    assert_eq!(s.required, ["x"]);
+    assert_eq!(s.properties.keys().collect::<Vec<_>>(), ["a"]);
+    assert!(s.preserve_unknown_fields);
+    assert!(valid(
+        &l.schemas["v1"],
+        json!({"spec": {"x": [1], "a": "b"}})
+    ));
+    assert!(!valid(&l.schemas["v1"], json!({"spec": {"a": "b"}})));
+}
+
+#[test]
+fn a_required_name_is_kept_where_no_source_declares_any_field() {
+    // Found by fuzzing: without properties, the names the sources require were dropped, and the
+    // LCD accepted objects a source rejects.
+    let requiring =
+        crd("{type: object, x-kubernetes-preserve-unknown-fields: true, required: [x]}");
+    let open = crd("{type: object, x-kubernetes-preserve-unknown-fields: true}");
+    let l = lcd(&[&requiring, &open]);
+    assert_eq!(spec(&l).required, ["x"]);
+    assert!(!valid(&l.schemas["v1"], json!({"spec": {}})));
+    assert!(valid(&l.schemas["v1"], json!({"spec": {"x": 1}})));
+    // A source that requires a name it does not accept: as with declared fields, the object
+    // holding it has no LCD (here the optional .spec, which is dropped).
+    let strict = crd("{type: object, required: [x]}");
+    let l = lcd(&[&strict, &open]);
+    assert_eq!(
+        l.dropped,
+        [dropped(
+            "v1",
+            ".spec",
+            &["one", "two"],
+            ".spec.x: not a field in one; .spec.x: required, so it cannot be dropped"
+        )]
+    );
+}
+
 // ---- versions and the manifest
 
 fn version(name: &str, served: bool, storage: bool, extra: &str) -> String {
@@ -474,7 +519,7 @@ fn manifest_of(l: &Lcd) -> Value {
     for level in [0, 2] {
         let (mut written, mut expected) = (Vec::new(), Vec::new());
         manifest.push_json_pretty(&mut written, level);
-        crate::output::push_json_pretty(&mut expected, &value, level);
+        crate::schema::json_text::push_json_pretty(&mut expected, &value, level);
         assert_eq!(
             String::from_utf8(written).unwrap(),
             String::from_utf8(expected).unwrap()
@@ -1244,7 +1289,7 @@ mod properties {
     /// The CRD manifest of a generated schema, and a copy in which one key of one object of
     /// its spec is set to random JSON (mostly breaking it).
     fn manifest_and_garbled() -> impl Strategy<Value = (Value, Value)> {
-        let garbage = crate::output::tests::json_value();
+        let garbage = crate::schema::json_text::tests::json_value();
         let key = prop::sample::select(GARBLED_KEYS);
         (root(), garbage, any::<prop::sample::Index>(), key).prop_map(|(s, garbage, place, key)| {
             let manifest = manifest_with(&s);

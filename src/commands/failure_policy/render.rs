@@ -1,0 +1,358 @@
+//! The human renderings of failure-policy's reports: the timeline, the check and the
+//! explanation as tables.
+use colored::Colorize;
+use comfy_table::Table;
+
+use crate::failure_policy::check::Support;
+use crate::failure_policy::engine::Condition;
+use crate::failure_policy::report::{
+    CheckReport, ExplainReport, FailedPodLine, Limit, SimulateReport,
+};
+use crate::output::{Tabular, fit, indent, new_table, trim_lines};
+
+fn conditions_text(conditions: &[Condition]) -> String {
+    conditions
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c.type_,
+                if c.reason.is_empty() {
+                    "(no reason)".to_string()
+                } else {
+                    c.reason.clone()
+                }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl Tabular for SimulateReport {
+    fn table(&self) -> Table {
+        let per_index = self
+            .simulation
+            .steps
+            .iter()
+            .any(|s| s.index_failures.is_some());
+        let indexed = self.simulation.steps.iter().any(|s| s.index.is_some());
+        let mut headers = vec!["#", "at"];
+        if indexed {
+            headers.push("index");
+        }
+        headers.extend(["pod", "rule", "action", "counted", "failed", "succeeded"]);
+        if per_index {
+            headers.push("index failures");
+        }
+        headers.extend(["next pod in", "job conditions"]);
+        let mut table = new_table(headers);
+        for s in &self.simulation.steps {
+            let mut row = vec![s.outcome.to_string(), format!("{}s", s.at_seconds)];
+            if indexed {
+                row.push(s.index.map(|i| i.to_string()).unwrap_or_else(|| "-".into()));
+            }
+            let result = match s.result.as_str() {
+                "failed" => s.result.red().to_string(),
+                "succeeded" => s.result.green().to_string(),
+                _ => s.result.dimmed().to_string(),
+            };
+            row.push(result);
+            row.push(
+                s.policy
+                    .as_ref()
+                    .and_then(|p| p.rule)
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| "-".into()),
+            );
+            row.push(
+                s.policy
+                    .as_ref()
+                    .map(|p| p.action.clone())
+                    .unwrap_or_else(|| "-".into()),
+            );
+            row.push(
+                if s.result == "failed" {
+                    if s.counted { "yes" } else { "no" }
+                } else {
+                    "-"
+                }
+                .to_string(),
+            );
+            row.push(s.failed.to_string());
+            row.push(s.succeeded.to_string());
+            if per_index {
+                row.push(match (s.index_failures, s.index_failed) {
+                    (Some(c), Some(true)) => format!("{c} (index failed)"),
+                    (Some(c), _) => c.to_string(),
+                    _ => "-".into(),
+                });
+            }
+            row.push(
+                s.backoff_seconds
+                    .map(|b| format!("{b}s"))
+                    .unwrap_or_else(|| "-".into()),
+            );
+            let mut notes = conditions_text(&s.conditions_added);
+            if let Some(n) = &s.note {
+                if !notes.is_empty() {
+                    notes.push_str("; ");
+                }
+                notes.push_str(&n.dimmed().to_string());
+            }
+            row.push(if notes.is_empty() { "-".into() } else { notes });
+            table.add_row(row);
+        }
+        // The last column (conditions and notes) is free text.
+        let last = table.column_count().saturating_sub(1);
+        fit(&mut table, &[last], 0);
+        table
+    }
+
+    fn text(&self) -> String {
+        let f = &self.simulation.final_status;
+        let mut out = format!(
+            "Job {} as Kubernetes {} decides:\n\n",
+            self.job, self.kubernetes_version
+        );
+        out += &trim_lines(&self.table().to_string());
+        out += "\nFinal status:\n";
+        if f.conditions.is_empty() {
+            out += &format!(
+                "  no terminal condition: the Job is still running ({} active pod(s))\n",
+                f.active
+            );
+        }
+        for c in &f.conditions {
+            out += &format!(
+                "  {} {} reason={:?} message={:?}\n",
+                c.type_.bold(),
+                c.status,
+                c.reason,
+                c.message
+            );
+        }
+        out += &format!("  failed={} succeeded={}", f.failed, f.succeeded);
+        if let Some(fi) = &f.failed_indexes {
+            out += &format!(" failedIndexes={fi:?}");
+        }
+        if let Some(ci) = &f.completed_indexes {
+            out += &format!(" completedIndexes={ci:?}");
+        }
+        out += "\n";
+        out
+    }
+}
+
+impl Tabular for CheckReport {
+    fn table(&self) -> Table {
+        let mut table = new_table(["feature", "used", "at this version", "consequence"]);
+        for s in self.support.iter().filter(|s| s.used) {
+            let state = if s.enabled {
+                s.state.green().to_string()
+            } else {
+                s.state.red().to_string()
+            };
+            table.add_row(vec![
+                s.feature.clone(),
+                "yes".into(),
+                state,
+                s.consequence.clone().unwrap_or_else(|| "-".into()),
+            ]);
+        }
+        fit(&mut table, &[0, 3], 0);
+        table
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::new();
+        if self.valid {
+            out += &format!(
+                "{} Job {:?} passes the API server's validation\n",
+                "valid:".green().bold(),
+                self.job
+            );
+        } else {
+            out += &format!(
+                "{} {} problem(s):\n",
+                "invalid:".red().bold(),
+                self.problems.len()
+            );
+            for p in &self.problems {
+                out += &format!("  {}\n", p.message);
+            }
+        }
+        let used: Vec<&Support> = self.support.iter().filter(|s| s.used).collect();
+        if used.is_empty() {
+            out += &format!(
+                "Kubernetes {}: the Job uses no version-dependent failure features\n",
+                self.kubernetes_version
+            );
+        } else {
+            out += &format!("\nFeatures at Kubernetes {}:\n", self.kubernetes_version);
+            out += &trim_lines(&self.table().to_string());
+        }
+        if let Some(s) = &self.server {
+            out += &format!(
+                "\nServer dry-run on {}: {}\n",
+                s.context,
+                if s.accepted {
+                    "accepted".green().to_string()
+                } else {
+                    format!(
+                        "{} {}",
+                        "rejected:".red(),
+                        s.message.clone().unwrap_or_default()
+                    )
+                }
+            );
+        }
+        out
+    }
+}
+
+/// `main=1 sidecar=0`, init containers as `init:setup=5`.
+fn exit_codes_text(p: &FailedPodLine) -> String {
+    let codes: Vec<String> = p
+        .exit_codes
+        .iter()
+        .map(|(c, code)| format!("{c}={code}"))
+        .chain(
+            p.init_exit_codes
+                .iter()
+                .map(|(c, code)| format!("init:{c}={code}")),
+        )
+        .collect();
+    if codes.is_empty() {
+        "-".into()
+    } else {
+        codes.join(" ")
+    }
+}
+
+/// A limit as a person reads it: units, the index it concerns, and what is left in words.
+fn limit_row(l: &Limit) -> Vec<String> {
+    let unlimited = || "unlimited".to_string();
+    match l.limit.as_str() {
+        "activeDeadlineSeconds" => vec![
+            l.limit.clone(),
+            l.value.map_or_else(unlimited, |v| format!("{v}s")),
+            format!("{}s", l.used),
+            l.remaining.map_or_else(unlimited, |r| format!("{r}s")),
+        ],
+        "backoffLimitPerIndex" => vec![
+            l.limit.clone(),
+            l.value.map_or_else(unlimited, |v| v.to_string()),
+            match l.index {
+                Some(i) => format!("{} (index {i})", l.used),
+                None => l.used.to_string(),
+            },
+            match (l.index, l.remaining) {
+                (Some(_), Some(r)) => format!("the worst index tolerates {r} more"),
+                (None, Some(r)) => format!("every index tolerates {r}"),
+                (_, None) => unlimited(),
+            },
+        ],
+        "maxFailedIndexes" => vec![
+            l.limit.clone(),
+            l.value.map_or_else(unlimited, |v| v.to_string()),
+            format!("{} ({})", l.used, l.indexes.as_deref().unwrap_or("")),
+            l.remaining.map_or_else(unlimited, |r| {
+                format!("{r} more failed index(es) tolerated")
+            }),
+        ],
+        _ => vec![
+            l.limit.clone(),
+            l.value.map_or_else(unlimited, |v| v.to_string()),
+            l.used.to_string(),
+            l.remaining.map_or_else(unlimited, |r| {
+                format!("{r} more counted failure(s) tolerated")
+            }),
+        ],
+    }
+}
+
+impl Tabular for ExplainReport {
+    fn table(&self) -> Table {
+        let mut table = new_table([
+            "pod",
+            "index",
+            "exit codes",
+            "conditions",
+            "rule",
+            "action",
+            "counted",
+        ]);
+        for p in &self.failed_pods {
+            table.add_row(vec![
+                p.pod.clone(),
+                p.index.map(|i| i.to_string()).unwrap_or_else(|| "-".into()),
+                exit_codes_text(p),
+                if p.conditions.is_empty() {
+                    "-".into()
+                } else {
+                    p.conditions
+                        .iter()
+                        .map(|c| match &c.reason {
+                            Some(r) => format!("{}/{r}", c.type_),
+                            None => c.type_.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                },
+                p.policy
+                    .rule
+                    .map(|r| r.to_string())
+                    .unwrap_or_else(|| "-".into()),
+                p.policy.action.clone(),
+                if p.policy.counted {
+                    "yes".into()
+                } else {
+                    "no".into()
+                },
+            ]);
+        }
+        // Shown indented under "Failed pods:"; exit codes and conditions give way.
+        fit(&mut table, &[2, 3], 2);
+        table
+    }
+
+    fn text(&self) -> String {
+        let mut out = format!(
+            "Job {} (Kubernetes {}): {} failed, {} succeeded{}\n",
+            self.job,
+            self.kubernetes_version,
+            self.failed,
+            self.succeeded,
+            self.finished
+                .as_ref()
+                .map(|f| format!("; finished: {f}"))
+                .unwrap_or_default()
+        );
+        out += "\nFailed pods:\n";
+        if self.failed_pods.is_empty() {
+            out += "  none\n";
+        } else {
+            out += &indent(&trim_lines(&self.table().to_string()));
+        }
+        out += "\nLimits:\n";
+        let mut limits = new_table(["limit", "value", "used", "remaining"]);
+        for l in &self.limits {
+            limits.add_row(limit_row(l));
+        }
+        fit(&mut limits, &[3], 2);
+        out += &indent(&trim_lines(&limits.to_string()));
+        out += "\nThe next failure:\n";
+        let mut next = new_table(["if a pod is", "rule", "action", "then"]);
+        for n in &self.next {
+            next.add_row(vec![
+                n.failure.clone(),
+                n.rule.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
+                n.action.clone(),
+                n.outcome.clone(),
+            ]);
+        }
+        fit(&mut next, &[3], 2);
+        out += &indent(&trim_lines(&next.to_string()));
+        out
+    }
+}

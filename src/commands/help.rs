@@ -1,0 +1,278 @@
+//! What each command's help says after its flags, kept once as data and shown twice: as the
+//! `after_help` of `--help`, and as the DESCRIPTION notes, EXIT STATUS and EXAMPLES sections of
+//! the man pages (`completion::generated_files`).
+
+/// The text after the flags of one command.
+pub struct Page {
+    /// Paragraphs (separated by a blank line) that explain more than the flags do. A line that
+    /// starts with two spaces is shown as it is (a file format, say).
+    pub notes: &'static str,
+    /// The command whose exit codes these follow, when they follow one users know.
+    pub exit_like: Option<&'static str>,
+    /// The exit codes and what each means, in order.
+    pub exit_codes: &'static [(&'static str, &'static str)],
+    /// A sentence after the codes.
+    pub exit_note: &'static str,
+    /// Whole command lines.
+    pub examples: &'static [&'static str],
+}
+
+impl Page {
+    /// The `after_help` text of `--help`: the notes, the exit codes in one sentence, and the
+    /// examples indented.
+    pub fn after_help(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.notes.is_empty() {
+            parts.push(self.notes.to_string());
+        }
+        if !self.exit_codes.is_empty() {
+            let like = self
+                .exit_like
+                .map(|l| format!(" (like {l})"))
+                .unwrap_or_default();
+            let codes: Vec<String> = self
+                .exit_codes
+                .iter()
+                .map(|(code, meaning)| {
+                    // `2 or more: an error`, but `2 usage`.
+                    let colon = if code.bytes().all(|b| b.is_ascii_digit()) {
+                        ""
+                    } else {
+                        ":"
+                    };
+                    format!("{code}{colon} {meaning}")
+                })
+                .collect();
+            let mut sentence = format!("Exit codes{like}: {}.", codes.join("; "));
+            if !self.exit_note.is_empty() {
+                sentence = format!("{sentence} {}", self.exit_note);
+            }
+            parts.push(sentence);
+        }
+        if !self.examples.is_empty() {
+            let lines: Vec<String> = self.examples.iter().map(|e| format!("  {e}")).collect();
+            parts.push(format!("Examples:\n{}", lines.join("\n")));
+        }
+        parts.join("\n\n")
+    }
+}
+
+/// The page of the command at `path` (subcommand names from the root, `[]` being the root).
+/// `None` for a command whose page is made of its subcommands' (failure-policy).
+pub fn page(path: &[&str]) -> Option<&'static Page> {
+    Some(match path {
+        [] => &ROOT,
+        ["statefulset"] => &STATEFULSET,
+        ["schema-diff"] => &SCHEMA_DIFF,
+        ["failure-policy", "simulate"] => &SIMULATE,
+        ["failure-policy", "explain"] => &EXPLAIN,
+        ["failure-policy", "check"] => &CHECK,
+        ["version"] => &VERSION,
+        _ => return None,
+    })
+}
+
+pub static ROOT: Page = Page {
+    notes: "",
+    exit_like: None,
+    exit_codes: &[("0", "success"), ("1", "error"), ("2", "usage error")],
+    exit_note: "Subcommands document their own additions.",
+    examples: &[
+        "kubectl migrate statefulset web --context a --to-context b --dry-run",
+        "kubectl migrate schema-diff --context a --context b",
+        "kubectl migrate failure-policy simulate -f job.yaml --fail oom --fail evicted",
+        "kubectl migrate version --context a",
+    ],
+};
+
+pub static STATEFULSET: Page = Page {
+    notes: "",
+    exit_like: None,
+    exit_codes: &[
+        ("0", "done"),
+        ("1", "error"),
+        ("2", "usage"),
+        (
+            "3",
+            "stopped by the user, at a --step pause or on losing the lease (rerun to resume)",
+        ),
+        ("4", "preflight failed (nothing written)"),
+    ],
+    exit_note: "",
+    examples: &[
+        "kubectl migrate statefulset web --context a --to-context b --dry-run",
+        "kubectl migrate statefulset web --context a --to-context b --yes -o json",
+        "kubectl migrate statefulset web --context a --to-context b --status",
+        "kubectl migrate statefulset web --context a --to-context b --rollback --yes",
+    ],
+};
+
+pub static SCHEMA_DIFF: Page = Page {
+    notes: "Sources are the --context clusters, then the -f files, in the order given. Classes \
+        are judged from the baseline: breaking = an object valid on the baseline can be rejected \
+        or lose data on another source; compatible = every other source accepts at least as \
+        much; informational = validation is unaffected.",
+    exit_like: Some("kubectl diff"),
+    exit_codes: &[
+        ("0", "no finding at or above --fail-on"),
+        (
+            "1",
+            "findings at or above it (with --lcd: an API has no LCD; with --object: a source \
+             rejects an object)",
+        ),
+        (
+            "2 or more",
+            "an error (bad input, unknown context, unreachable cluster)",
+        ),
+    ],
+    exit_note: "",
+    examples: &[
+        "kubectl migrate schema-diff --context prod-eu --context prod-us",
+        "kubectl migrate schema-diff -f crds-v1.2/ -f crds-v1.3/ --fail-on any -o markdown",
+        "kubectl migrate schema-diff --context a --context b widgets.example.com --lcd > lcd.yaml",
+        "kubectl migrate schema-diff --context a --context b --builtin apps/v1/statefulsets",
+        "kubectl migrate schema-diff --context a --context b --object widget.yaml --server",
+    ],
+};
+
+pub static SIMULATE: Page = Page {
+    notes: "Scenario file (--scenario), in order, one pod each:\n\
+        \x20 outcomes:\n\
+        \x20 - fail: {exitCodes: {main: 137}}\n\
+        \x20 - index: 2                      # Indexed Jobs\n\
+        \x20   after: 30s                    # time since the previous outcome\n\
+        \x20   fail:\n\
+        \x20     initExitCodes: {setup: 5}\n\
+        \x20     conditions: [{type: DisruptionTarget, status: \"True\", reason: EvictionByEvictionAPI}]\n\
+        \x20 - succeed: {}\n\
+        \n\
+        --scenario outcomes come first, then every --fail in order, then every --succeed.",
+    exit_like: None,
+    exit_codes: &[
+        ("0", "simulated"),
+        (
+            "2",
+            "usage or bad input (an invalid Job is refused with the API server's messages)",
+        ),
+    ],
+    exit_note: "",
+    examples: &[
+        "kubectl migrate failure-policy simulate -f job.yaml --fail exit=137 --fail evicted --fail exit=1",
+        "kubectl migrate failure-policy simulate -f job.yaml --scenario outcomes.yaml --k8s-version 1.31 -o json",
+    ],
+};
+
+pub static EXPLAIN: Page = Page {
+    notes: "",
+    exit_like: None,
+    exit_codes: &[
+        ("0", "explained"),
+        ("1", "error (unknown context, unreachable cluster)"),
+        ("2", "usage, or no such Job"),
+    ],
+    exit_note: "",
+    examples: &[
+        "kubectl migrate failure-policy explain train -n ml --context prod",
+        "kubectl migrate failure-policy explain train -n ml --context prod -o yaml",
+    ],
+};
+
+pub static CHECK: Page = Page {
+    notes: "",
+    exit_like: None,
+    exit_codes: &[
+        ("0", "valid (and accepted by the server with --context)"),
+        (
+            "1",
+            "invalid, unsupported at that version, or rejected by the server",
+        ),
+        ("2", "usage or bad input"),
+    ],
+    exit_note: "",
+    examples: &[
+        "kubectl migrate failure-policy check -f job.yaml --k8s-version 1.30",
+        "kubectl migrate failure-policy check -f job.yaml --context prod",
+    ],
+};
+
+pub static VERSION: Page = Page {
+    notes: "",
+    exit_like: None,
+    exit_codes: &[
+        ("0", "success"),
+        ("1", "error (unknown context, unreachable cluster)"),
+        ("2", "usage error"),
+    ],
+    exit_note: "",
+    examples: &[
+        "kubectl migrate version --client",
+        "kubectl migrate version --context prod -o json",
+    ],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    const ALL: [&Page; 7] = [
+        &ROOT,
+        &STATEFULSET,
+        &SCHEMA_DIFF,
+        &SIMULATE,
+        &EXPLAIN,
+        &CHECK,
+        &VERSION,
+    ];
+
+    #[test]
+    fn every_example_parses() {
+        for example in ALL.iter().flat_map(|p| p.examples) {
+            let words: Vec<&str> = example
+                .split_whitespace()
+                .take_while(|w| *w != ">")
+                .collect();
+            assert_eq!(words[..2], ["kubectl", "migrate"], "{example}");
+            let parsed = crate::commands::Cli::try_parse_from(
+                std::iter::once("kubectl-migrate").chain(words[2..].iter().copied()),
+            );
+            assert!(parsed.is_ok(), "{example}: {}", parsed.unwrap_err());
+        }
+    }
+
+    #[test]
+    fn every_page_has_exit_codes_and_examples() {
+        for page in ALL {
+            assert!(
+                page.exit_codes
+                    .first()
+                    .is_some_and(|(code, _)| *code == "0")
+            );
+            assert!(!page.examples.is_empty());
+        }
+    }
+
+    #[test]
+    fn after_help_says_codes_in_one_sentence_then_the_examples() {
+        assert_eq!(
+            STATEFULSET.after_help(),
+            "Exit codes: 0 done; 1 error; 2 usage; 3 stopped by the user, at a --step pause or \
+             on losing the lease (rerun to resume); 4 preflight failed (nothing written).\n\n\
+             Examples:\n  \
+             kubectl migrate statefulset web --context a --to-context b --dry-run\n  \
+             kubectl migrate statefulset web --context a --to-context b --yes -o json\n  \
+             kubectl migrate statefulset web --context a --to-context b --status\n  \
+             kubectl migrate statefulset web --context a --to-context b --rollback --yes"
+        );
+        let schema_diff = SCHEMA_DIFF.after_help();
+        assert!(
+            schema_diff.contains("\n\nExit codes (like kubectl diff): 0 no finding")
+                && schema_diff.contains("; 2 or more: an error (bad input"),
+            "{schema_diff}"
+        );
+        assert!(ROOT.after_help().starts_with(
+            "Exit codes: 0 success; 1 error; 2 usage error. Subcommands document their own \
+             additions.\n\nExamples:\n  kubectl migrate statefulset"
+        ));
+    }
+}

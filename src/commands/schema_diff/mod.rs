@@ -1,0 +1,300 @@
+//! `kubectl migrate schema-diff`: compare API schemas across clusters and files (see
+//! `crate::schema`), and print the report, the LCD manifests or the object verdicts.
+mod render;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+
+use clap_complete::engine::ArgValueCandidates;
+
+use crate::cli::{GlobalArgs, OutputFormat, ReportOutputArgs, crd_candidates};
+use crate::cluster::{self, Target};
+use crate::error::{Error, Result};
+use crate::manifest;
+use crate::output;
+use crate::schema::load::{BuiltinRef, Selection};
+use crate::schema::report::ApiReport;
+use crate::schema::{self, Comparison, FailOn, Outcome, Request, diff, exit};
+
+/// --fail-on's values, with the help clap shows for each; the domain's [`FailOn`] stays free of
+/// clap.
+fn fail_on_parser() -> impl TypedValueParser<Value = FailOn> {
+    PossibleValuesParser::new([
+        PossibleValue::new("breaking").help("Exit 1 when a breaking difference is found"),
+        PossibleValue::new("any").help("Exit 1 on any difference, informational ones included"),
+        PossibleValue::new("none").help("Always exit 0 unless there is an error"),
+    ])
+    .try_map(|name| FailOn::parse(&name).ok_or("not a --fail-on value"))
+}
+
+/// Compare API schemas across clusters and files.
+#[derive(Debug, Clone, clap::Args)]
+#[command(after_help = super::help::SCHEMA_DIFF.after_help())]
+pub struct Args {
+    /// CRD names to compare, e.g. widgets.example.com (default: every CRD any source has)
+    #[arg(value_name = "NAME", add = ArgValueCandidates::new(crd_candidates))]
+    pub names: Vec<String>,
+
+    /// A source: a CRD manifest, a multi-document YAML or JSON file, a directory of them, an
+    /// OpenAPI v3 document (as served at /openapi/v3/...), or - for stdin. Repeatable; every
+    /// --context is a source too
+    #[arg(short = 'f', long = "filename", value_name = "PATH", value_hint = clap::ValueHint::AnyPath)]
+    pub files: Vec<PathBuf>,
+
+    /// Only CRDs of this API group (repeatable)
+    #[arg(long, value_name = "GROUP")]
+    pub group: Vec<String>,
+
+    /// Compare a built-in type through each source's OpenAPI v3, e.g. apps/v1/statefulsets or
+    /// core/v1/pods (repeatable)
+    #[arg(long, value_name = "GROUP/VERSION/RESOURCE")]
+    pub builtin: Vec<String>,
+
+    /// Print, per CRD, a CRD manifest whose schema every source accepts (YAML; a JSON list with
+    /// -o json). Dropped fields and the reasons where there is no LCD go to stderr
+    #[arg(long)]
+    pub lcd: bool,
+
+    /// Check which sources accept the objects in FILE (repeatable), locally against each schema
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath)]
+    pub object: Vec<PathBuf>,
+
+    /// With --object: also ask each cluster, by a server-side dry-run create with
+    /// fieldValidation=Strict
+    #[arg(long, requires = "object")]
+    pub server: bool,
+
+    /// The lowest class that makes the exit code 1
+    #[arg(long, default_value = "breaking", value_name = "CLASS", value_parser = fail_on_parser())]
+    pub fail_on: FailOn,
+
+    /// Leave out findings of this rule, e.g. enum-widened or description-changed (repeatable;
+    /// see the README for the list)
+    #[arg(long, value_name = "RULE")]
+    pub ignore: Vec<String>,
+
+    /// The source the others are judged against (a context name or path; default: the first
+    /// --context, else the first -f)
+    #[arg(long, value_name = "SOURCE")]
+    pub baseline: Option<String>,
+
+    /// Show informational findings (description changes, ...) in the table too
+    #[arg(long)]
+    pub all: bool,
+
+    #[command(flatten)]
+    pub output: ReportOutputArgs,
+}
+
+/// The flags, checked and resolved without touching a cluster or a file (contexts are looked up
+/// in the kubeconfig). Usage errors exit 2, as kubectl diff's errors do.
+pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
+    let usage = |m: String| Err(Error::Usage(m));
+    let contexts = global.contexts.clone();
+    let sources = contexts.len() + args.files.len();
+    if args.object.is_empty() && sources < 2 {
+        return usage(format!(
+            "schema-diff needs at least two sources (--context and/or -f), got {sources}; with --object one is enough"
+        ));
+    }
+    if sources == 0 {
+        return usage("--object needs at least one source (--context or -f)".into());
+    }
+    if args.server && contexts.is_empty() {
+        return usage("--server dry-runs on clusters: give at least one --context".into());
+    }
+    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return usage("-f - (stdin) can be given only once".into());
+    }
+    if args.lcd && !args.object.is_empty() {
+        return usage("--lcd and --object are separate modes; run them one at a time".into());
+    }
+    if args.lcd && args.output.format() == OutputFormat::Markdown {
+        return usage("--lcd prints CRD manifests: use -o yaml (the default) or -o json".into());
+    }
+    let mut labels: Vec<String> = contexts.clone();
+    labels.extend(args.files.iter().map(|f| manifest::label(f)));
+    let mut seen = BTreeSet::new();
+    for l in &labels {
+        if !seen.insert(l) {
+            return usage(format!("source {l:?} is given twice"));
+        }
+    }
+    if let Some(b) = &args.baseline
+        && !labels.contains(b)
+    {
+        return usage(format!(
+            "--baseline {b:?} is not one of the sources: {}",
+            labels.join(", ")
+        ));
+    }
+    let known: BTreeSet<&str> = diff::RULES.iter().map(|(id, _)| *id).collect();
+    for rule in &args.ignore {
+        if !known.contains(rule.as_str()) {
+            return usage(format!(
+                "--ignore {rule:?} is not a rule; rules: {}",
+                known.iter().copied().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    let builtins = args
+        .builtin
+        .iter()
+        .map(|b| BuiltinRef::parse(b))
+        .collect::<Result<Vec<_>, String>>()
+        .map_err(Error::Usage)?;
+    for name in &args.names {
+        if !name.contains('.') {
+            return usage(format!(
+                "{name:?} is not a CRD name: use the full name, plural.group (e.g. widgets.example.com)"
+            ));
+        }
+    }
+    // Every context is looked up now: an unknown one fails before any network traffic.
+    let clusters = contexts
+        .iter()
+        .map(|c| cluster::resolve(global.kubeconfig.as_deref(), Some(c)))
+        .collect::<Result<Vec<Target>>>()?;
+    let namespaces = clusters
+        .iter()
+        .map(|t| (t.context.clone(), global.namespace_for(t)))
+        .collect();
+    Ok(Request {
+        clusters,
+        namespaces,
+        request_timeout: global.request_timeout,
+        files: args.files.clone(),
+        selection: Selection {
+            names: args.names.clone(),
+            groups: args.group.clone(),
+            builtins,
+        },
+        ignore: args.ignore.iter().cloned().collect(),
+        baseline: args.baseline.clone(),
+        fail_on: args.fail_on,
+        server_dry_run: args.server,
+    })
+}
+
+/// Runs the command and returns its exit code (0 same, 1 different); errors exit 2 or more.
+pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
+    let request = resolve(global, args)?;
+    for t in &request.clusters {
+        output::log(1, format!("reading context {} at {}", t.context, t.server));
+    }
+    let (sources, clusters) = schema::load_sources(&request).await?;
+    if !args.object.is_empty() {
+        let report = schema::check_objects(&args.object, &sources, &clusters, &request).await?;
+        output::print(&report, args.output.format())?;
+        return Ok(if report.rejected_anywhere() {
+            exit::DIFFERENT
+        } else {
+            exit::SAME
+        });
+    }
+    if args.lcd {
+        let comparison = Comparison::new(&sources, &request, Outcome::Lcd);
+        return print_lcd(comparison, args.output.format());
+    }
+    let report = schema::compare(&sources, &request, args.all);
+    output::print(&report, args.output.format())?;
+    Ok(if report.summary.failing > 0 {
+        exit::DIFFERENT
+    } else {
+        exit::SAME
+    })
+}
+
+/// `--lcd`: the manifests on stdout, what was given up on stderr, one API at a time (the
+/// manifests of 1,000 CRDs take hundreds of megabytes). Exit 1 when an API has none.
+fn print_lcd(mut comparison: Comparison, format: OutputFormat) -> Result<u8> {
+    let missing = std::cell::Cell::new(0);
+    comparison.run(|reports| write_lcd(reports, format, &missing))?;
+    Ok(if missing.get() > 0 {
+        exit::DIFFERENT
+    } else {
+        exit::SAME
+    })
+}
+
+/// The LCD manifests of `reports` on stdout, what was given up on stderr; counts in `missing`
+/// the APIs that have none.
+fn write_lcd(
+    reports: &mut dyn Iterator<Item = ApiReport>,
+    format: OutputFormat,
+    missing: &std::cell::Cell<usize>,
+) -> Result<()> {
+    let manifests = reports.filter_map(|api| {
+        let lcd = api.lcd?;
+        for d in &lcd.dropped {
+            output::warn(format!(
+                "{}: dropped {} {} (declared in {}): {}",
+                api.name,
+                d.version,
+                d.path,
+                d.sources.join(", "),
+                d.reason
+            ));
+        }
+        for n in &lcd.notes {
+            output::log(0, format!("{}: {n}", api.name));
+        }
+        if !lcd.exists {
+            missing.set(missing.get() + 1);
+            for c in &lcd.conflicts {
+                let at = if c.version.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {} {}", c.version, c.path)
+                };
+                output::warn(format!("{}: no LCD{at}: {}", api.name, c.reason));
+            }
+            return None;
+        }
+        if lcd.manifest.is_none() {
+            output::log(
+                0,
+                format!(
+                    "{}: built-in type; its LCD is reported, not printed as a CRD",
+                    api.name
+                ),
+            );
+        }
+        lcd.manifest
+    });
+    use std::io::Write;
+    // Stdout is line-buffered: a line of JSON or YAML would cost a write each.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if format == OutputFormat::Json {
+        // As serde_json pretty-prints `{"apiVersion": "v1", "items": [...], "kind": "List"}`,
+        // item by item.
+        out.write_all(b"{\n  \"apiVersion\": \"v1\",\n  \"items\": [")
+            .map_err(output::stdout_error)?;
+        let mut item = Vec::new();
+        let mut first = true;
+        for m in manifests {
+            item.clear();
+            item.extend_from_slice(if first { b"\n    " } else { b",\n    " });
+            m.push_json_pretty(&mut item, 2);
+            out.write_all(&item).map_err(output::stdout_error)?;
+            first = false;
+        }
+        if !first {
+            out.write_all(b"\n  ").map_err(output::stdout_error)?;
+        }
+        out.write_all(b"],\n  \"kind\": \"List\"\n}\n")
+            .map_err(output::stdout_error)?;
+    } else {
+        for m in manifests {
+            let text = serde_saphyr::to_string(&m.to_value()).map_err(|e| Error::Encode {
+                format: "YAML",
+                source: Box::new(e),
+            })?;
+            write!(out, "---\n{text}").map_err(output::stdout_error)?;
+        }
+    }
+    out.flush().map_err(output::stdout_error)?;
+    Ok(())
+}

@@ -1,0 +1,383 @@
+//! The statefulset run's operator at the other end of the terminal or pipe: prompts and a
+//! progress bar on stderr (on a terminal), event lines on stderr, or one JSON event per line on
+//! stdout with -o json.
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressState};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::duration::humanize;
+use crate::error::{Error, Result};
+use crate::output;
+use crate::statefulset::{Event, Operator, Plan, StepGate, StepPhase, plan::plan_text};
+
+/// The version of the JSON event lines.
+const EVENTS_SCHEMA_VERSION: u32 = 1;
+
+pub struct Console {
+    json: bool,
+    yes: bool,
+    interactive: bool,
+    resume: String,
+    bar: Option<ProgressBar>,
+    clock: Arc<Mutex<Clock>>,
+}
+
+/// What the progress line's clocks need.
+#[derive(Debug)]
+struct Clock {
+    /// When the current step began.
+    step: Instant,
+    /// When this run's first move was counted, and the ordinals moved before it.
+    first: Option<(Instant, u64)>,
+    moved: u64,
+    total: u64,
+}
+
+impl Clock {
+    /// What is left, judged by the pace of this run's moves so far.
+    fn estimate(&self) -> Option<Duration> {
+        let (since, before) = self.first?;
+        let moved = self.moved.checked_sub(before).filter(|m| *m > 0)?;
+        let left = self.total.saturating_sub(self.moved);
+        Some(since.elapsed().mul_f64(left as f64 / moved as f64))
+    }
+}
+
+/// One line of `-o json`: the kind of event and what it says.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    schema_version: u32,
+    /// RFC 3339 in UTC, to the millisecond: the one time format of the stream.
+    time: String,
+    event: &'a str,
+    #[serde(flatten)]
+    fields: Value,
+}
+
+impl Console {
+    pub fn new(json: bool, yes: bool, resume: String) -> Console {
+        Console {
+            json,
+            yes,
+            interactive: output::interactive(),
+            resume,
+            bar: None,
+            clock: Arc::new(Mutex::new(Clock {
+                step: Instant::now(),
+                first: None,
+                moved: 0,
+                total: 0,
+            })),
+        }
+    }
+
+    /// A line on stderr that does not tear the progress bar.
+    fn line(&self, text: String) {
+        match &self.bar {
+            Some(bar) if !bar.is_hidden() => bar.println(text),
+            _ => anstream::eprintln!("{text}"),
+        }
+    }
+
+    fn suspend<T>(&self, f: impl FnOnce() -> T) -> T {
+        match &self.bar {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
+
+    /// With -o json: one event on stdout.
+    fn emit(&self, event: &str, fields: Value) {
+        if !self.json {
+            return;
+        }
+        let now = k8s_openapi::jiff::Timestamp::now();
+        let time = now
+            .round(k8s_openapi::jiff::Unit::Millisecond)
+            .unwrap_or(now);
+        let line = Line {
+            schema_version: EVENTS_SCHEMA_VERSION,
+            time: format!("{time:.3}"),
+            event,
+            fields,
+        };
+        if let Err(err) = output::print_json_line(&line) {
+            output::warn(err.report());
+        }
+    }
+
+    /// Clears the progress bar; the run is over (done, stopped or failed, Ctrl-C included).
+    pub fn close(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// The last event of `-o json`: how the run ended, with the exit code the process gives.
+    pub fn done(&self, error: Option<&Error>) {
+        let (result, code, message) = match error {
+            None => ("succeeded", 0, None),
+            Some(e) => (
+                match e {
+                    Error::Stopped { .. } | Error::Cancelled(_) => "stopped",
+                    Error::PreflightFailed { .. } | Error::Usage(_) | Error::LeaseHeld { .. } => {
+                        "refused"
+                    }
+                    _ => "failed",
+                },
+                e.exit_code(),
+                Some(e.report()),
+            ),
+        };
+        self.emit(
+            "done",
+            serde_json::json!({"result": result, "exitCode": code, "message": message}),
+        );
+    }
+
+    fn progress_bar(&self, title: &str) -> ProgressBar {
+        let bar = output::progress_bar(title);
+        let step = self.clock.clone();
+        let left = self.clock.clone();
+        bar.set_style(
+            // Two lines: what happens, cut to the terminal, then the bar, which stays
+            // shorter than the terminal so that the echo of a Ctrl-C lands beside it, not on
+            // a new line that would leave the last frame behind when it is cleared.
+            output::progress_style(
+                "{wide_msg}\n{prefix} [{bar:25}] {pos}/{len}, {step} on this step, {elapsed} in all{left}",
+            )
+            .with_key(
+                "step",
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    let since = step.lock().map(|c| c.step.elapsed()).unwrap_or_default();
+                    let _ = write!(w, "{}", whole_seconds(since));
+                },
+            )
+            .with_key(
+                "left",
+                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                    if let Some(rest) = left.lock().ok().and_then(|c| c.estimate()) {
+                        let _ = write!(w, ", about {} left", whole_seconds(rest));
+                    }
+                },
+            ),
+        );
+        bar
+    }
+}
+
+/// A duration as a person reads a clock: whole seconds, `0s` at the start.
+fn whole_seconds(d: Duration) -> String {
+    humanize(Duration::from_secs(d.as_secs()))
+}
+
+impl Operator for Console {
+    fn confirm(&mut self, action: &str, plan: Option<&Plan>) -> Result<()> {
+        if let Some(plan) = plan
+            && !self.json
+        {
+            anstream::eprint!("{}", plan_text(plan));
+        }
+        let yes = self.yes;
+        self.suspend(|| output::confirm(action, yes))
+    }
+
+    fn before_move(&mut self, description: &str, moves: usize) -> Result<StepGate> {
+        if self.interactive && !self.yes {
+            self.suspend(|| output::confirm(description, false))?;
+            Ok(StepGate::Go)
+        } else if moves > 0 {
+            self.close();
+            Ok(StepGate::Pause)
+        } else {
+            Ok(StepGate::Go)
+        }
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Detail(level, text) => output::log(level, text),
+            Event::Warning(text) => self.suspend(|| output::warn(text)),
+            Event::LoopStarted { title } => self.bar = Some(self.progress_bar(&title)),
+            Event::Progress { moved, total } => {
+                if let Ok(mut clock) = self.clock.lock() {
+                    if clock.first.is_none() {
+                        clock.first = Some((Instant::now(), moved));
+                    }
+                    clock.moved = moved;
+                    clock.total = total;
+                }
+                if let Some(bar) = &self.bar {
+                    bar.set_length(total);
+                    bar.set_position(moved);
+                }
+            }
+            Event::Retrying { message, delay } => {
+                self.emit(
+                    "retrying",
+                    serde_json::json!({"message": message, "delayMs": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)}),
+                );
+                self.suspend(|| {
+                    output::warn(format!(
+                        "{message}; retrying in {:.1}s",
+                        delay.as_secs_f64()
+                    ))
+                });
+            }
+            Event::Waiting { pod, reason } => {
+                self.emit("waiting", serde_json::json!({"pod": pod, "reason": reason}));
+                if let Some(bar) = &self.bar {
+                    bar.set_message(format!("waiting for {pod}: {reason}"));
+                }
+                if !self.json {
+                    self.line(format!("   waiting for {pod}: {reason}"));
+                }
+            }
+            Event::Finished(text) => {
+                let summary = self.clock.lock().ok().and_then(|c| {
+                    let (since, before) = c.first?;
+                    let moved = c.moved.checked_sub(before)?;
+                    Some(format!(
+                        " {moved} ordinal(s) moved in {}.",
+                        whole_seconds(since.elapsed())
+                    ))
+                });
+                self.close();
+                if !self.json {
+                    anstream::eprintln!("{text}{}", summary.unwrap_or_default());
+                }
+            }
+            Event::Step(e) => {
+                if e.phase == StepPhase::Started {
+                    if let Ok(mut clock) = self.clock.lock() {
+                        clock.step = Instant::now();
+                    }
+                    if let Some(bar) = &self.bar {
+                        bar.set_message(e.description.to_string());
+                    }
+                }
+                if self.json {
+                    self.emit(step_event_name(e.phase), step_fields(&e));
+                    return;
+                }
+                let ms = e.elapsed.map(|d| d.as_millis());
+                let error = e.error.unwrap_or_default();
+                let text = match (e.phase, ms) {
+                    (StepPhase::Started, _) => format!("-> {}", e.description),
+                    (StepPhase::Failed, Some(ms)) => {
+                        format!("   failed after {ms} ms: {error}")
+                    }
+                    (StepPhase::Retried, _) => format!("   {error}"),
+                    (_, Some(ms)) => format!("   done in {ms} ms"),
+                    _ => return,
+                };
+                self.line(text);
+            }
+        }
+    }
+
+    fn resume_command(&self) -> String {
+        self.resume.clone()
+    }
+}
+
+fn step_event_name(phase: StepPhase) -> &'static str {
+    match phase {
+        StepPhase::Started => "step-started",
+        StepPhase::Finished => "step-finished",
+        StepPhase::Retried => "step-retried",
+        StepPhase::Failed => "step-failed",
+    }
+}
+
+/// A step's event fields: its kind as `step`, the ordinals it concerns, where it acts, and
+/// its own fields under `detail` (each key once).
+fn step_fields(e: &crate::statefulset::StepEvent<'_>) -> Value {
+    let mut detail = serde_json::to_value(e.step).unwrap_or(Value::Null);
+    let kind = detail
+        .as_object_mut()
+        .and_then(|d| d.remove("step"))
+        .unwrap_or(Value::Null);
+    if let Some(d) = detail.as_object_mut() {
+        d.remove("ordinals");
+        d.remove("ordinal");
+    }
+    let mut fields = serde_json::json!({
+        "step": kind,
+        "ordinals": e.step.ordinals(),
+        "cluster": e.cluster,
+        "description": e.description,
+        "detail": detail,
+    });
+    if let Some(elapsed) = e.elapsed {
+        fields["elapsedMs"] = u64::try_from(elapsed.as_millis())
+            .unwrap_or(u64::MAX)
+            .into();
+    }
+    if let Some(error) = &e.error {
+        fields["error"] = error.clone().into();
+    }
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::statefulset::model::Side;
+    use crate::statefulset::{Step, StepEvent};
+
+    #[test]
+    fn a_step_event_names_each_field_once() {
+        let step = Step::WaitReady {
+            side: Side::Destination,
+            ordinals: vec![3, 4],
+        };
+        let fields = step_fields(&StepEvent {
+            phase: StepPhase::Finished,
+            step: &step,
+            cluster: "km-b",
+            description: "wait",
+            elapsed: Some(Duration::from_millis(1500)),
+            error: None,
+        });
+        assert_eq!(
+            fields,
+            serde_json::json!({"step": "wait-ready", "ordinals": [3, 4], "cluster": "km-b",
+                "description": "wait", "detail": {"side": "destination"}, "elapsedMs": 1500})
+        );
+        let text = serde_json::to_string(&Line {
+            schema_version: 1,
+            time: "t".into(),
+            event: "step-finished",
+            fields,
+        })
+        .unwrap();
+        assert_eq!(text.matches("\"ordinals\"").count(), 1, "{text}");
+    }
+
+    #[test]
+    fn the_estimate_follows_this_runs_pace() {
+        let clock = Clock {
+            step: Instant::now(),
+            first: Some((Instant::now() - Duration::from_secs(20), 1)),
+            moved: 3,
+            total: 5,
+        };
+        let left = clock.estimate().unwrap().as_secs_f64();
+        assert!((19.0..21.5).contains(&left), "{left}");
+        let fresh = Clock {
+            first: Some((Instant::now(), 2)),
+            moved: 2,
+            ..clock
+        };
+        assert_eq!(
+            fresh.estimate(),
+            None,
+            "no estimate before this run moved one"
+        );
+    }
+}

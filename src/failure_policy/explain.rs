@@ -1,0 +1,336 @@
+//! `failure-policy explain`: a live Job read from its cluster, and the pure explanation of it:
+//! each failed pod's matched rule, how close the Job is to each limit, and what the next failure
+//! of each common kind would do.
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Pod;
+use kube::Api;
+use kube::api::ListParams;
+
+use super::engine::{self, Outcome, PodResult, Semantics, Start};
+use super::model::{self, FailedPod, JobModel, PodCondition};
+use super::report;
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+
+/// Reads Job `name` in `namespace` and its pods, and explains them as `sem` decides.
+pub async fn explain(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    sem: &Semantics,
+) -> Result<report::ExplainReport> {
+    let jobs: Api<Job> = Api::namespaced(cluster.client.clone(), namespace);
+    let job = cluster
+        .call(&format!("get Job {namespace}/{name}"), jobs.get_opt(name))
+        .await?
+        .ok_or_else(|| {
+            Error::NotFound(format!(
+                "Job {name:?} not found in namespace {namespace:?} of {}",
+                cluster.context
+            ))
+        })?;
+    let uid = job.metadata.uid.clone().unwrap_or_default();
+    let pods_api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
+    let pods = cluster
+        .call(
+            "list the Job's pods",
+            pods_api.list(
+                &ListParams::default().labels(&format!("batch.kubernetes.io/controller-uid={uid}")),
+            ),
+        )
+        .await?;
+    let model = JobModel::from_job(&job).map_err(|e| Error::Failed {
+        message: format!("Job {namespace}/{name} in {}: {e}", cluster.context),
+    })?;
+    Ok(explain_job(&job, &model, sem, &pods.items, chrono_now()))
+}
+
+fn chrono_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+/// PURE: the explanation of a live Job from its spec, status and pods.
+pub fn explain_job(
+    job: &Job,
+    model: &JobModel,
+    sem: &Semantics,
+    pods: &[Pod],
+    now: u64,
+) -> report::ExplainReport {
+    let status = job.status.clone().unwrap_or_default();
+    let mut pods: Vec<&Pod> = pods.iter().collect();
+    pods.sort_by_key(|p| {
+        (
+            p.metadata
+                .creation_timestamp
+                .as_ref()
+                .map(|t| t.0.as_second())
+                .unwrap_or(0),
+            p.metadata.name.clone(),
+        )
+    });
+    let index_of = |p: &Pod| -> Option<i32> {
+        p.metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get("batch.kubernetes.io/job-completion-index"))
+            .and_then(|v| v.parse().ok())
+    };
+    let mut failed_pods = Vec::new();
+    for p in &pods {
+        let phase = p
+            .status
+            .as_ref()
+            .and_then(|s| s.phase.clone())
+            .unwrap_or_default();
+        if phase != "Failed" {
+            continue;
+        }
+        let pod = FailedPod::from_pod(p);
+        let m = engine::match_policy(
+            model.pod_failure_policy.as_deref(),
+            &pod,
+            &model.namespace,
+            sem,
+        );
+        let exit_codes = |containers: &[model::ContainerState]| {
+            containers
+                .iter()
+                .filter_map(|c| c.exit_code.map(|code| (c.name.clone(), code)))
+                .collect()
+        };
+        failed_pods.push(report::FailedPodLine {
+            pod: pod.name.clone(),
+            index: index_of(p),
+            exit_codes: exit_codes(&pod.containers),
+            init_exit_codes: exit_codes(&pod.init_containers),
+            conditions: pod
+                .conditions
+                .iter()
+                .filter(|c| {
+                    c.status == "True"
+                        && ![
+                            "Ready",
+                            "ContainersReady",
+                            "Initialized",
+                            "PodScheduled",
+                            "PodReadyToStartContainers",
+                        ]
+                        .contains(&c.type_.as_str())
+                })
+                .cloned()
+                .collect(),
+            policy: m,
+        });
+    }
+    let failed = status.failed.unwrap_or(0);
+    let succeeded = status.succeeded.unwrap_or(0);
+    // The controller writes these; what cannot be read counts as none.
+    let intervals = |text: Option<&str>| {
+        text.and_then(|t| model::parse_intervals(t).ok())
+            .unwrap_or_default()
+    };
+    let failed_indexes = intervals(status.failed_indexes.as_deref());
+    let succeeded_indexes = intervals(status.completed_indexes.as_deref());
+    let mut index_failures = std::collections::BTreeMap::new();
+    let mut index_ignored = std::collections::BTreeMap::new();
+    for p in &pods {
+        let (Some(i), Some(a)) = (index_of(p), p.metadata.annotations.as_ref()) else {
+            continue;
+        };
+        // The newest pod of an index carries that index's counts so far; a failed pod adds its
+        // own failure to the count it belongs to.
+        let phase_failed = p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed");
+        let counted = failed_pods
+            .iter()
+            .find(|f| Some(f.pod.as_str()) == p.metadata.name.as_deref())
+            .map(|f| f.policy.counted);
+        for (annotation, counts, own) in [
+            (
+                "batch.kubernetes.io/job-index-failure-count",
+                &mut index_failures,
+                counted == Some(true),
+            ),
+            (
+                "batch.kubernetes.io/job-index-ignored-failure-count",
+                &mut index_ignored,
+                counted == Some(false),
+            ),
+        ] {
+            if let Some(c) = a.get(annotation).and_then(|v| v.parse::<i32>().ok()) {
+                let entry = counts.entry(i).or_insert(0);
+                *entry = (*entry).max(c + i32::from(phase_failed && own));
+            }
+        }
+    }
+    let start_time = status.start_time.as_ref().map(|t| t.0.as_second() as u64);
+    let elapsed = start_time.map(|s| now.saturating_sub(s)).unwrap_or(0);
+    let finished = status
+        .conditions
+        .iter()
+        .flatten()
+        .find(|c| {
+            c.status == "True"
+                && ["Failed", "Complete", "FailureTarget", "SuccessCriteriaMet"]
+                    .contains(&c.type_.as_str())
+        })
+        .map(|c| format!("{} ({})", c.type_, c.reason.clone().unwrap_or_default()));
+    let mut limits = vec![report::Limit {
+        limit: "backoffLimit".into(),
+        value: (model.backoff_limit != i32::MAX).then_some(i64::from(model.backoff_limit)),
+        used: i64::from(failed),
+        remaining: (model.backoff_limit != i32::MAX)
+            .then(|| i64::from((model.backoff_limit - failed).max(0))),
+        index: None,
+        indexes: None,
+    }];
+    if let Some(per_index) = model.backoff_limit_per_index {
+        // The index closest to its limit.
+        let worst = index_failures.iter().max_by_key(|(_, c)| **c);
+        let used = worst.map_or(0, |(_, c)| *c);
+        limits.push(report::Limit {
+            limit: "backoffLimitPerIndex".into(),
+            value: Some(i64::from(per_index)),
+            used: i64::from(used),
+            remaining: Some(i64::from((per_index - used).max(0))),
+            index: worst.map(|(i, _)| *i),
+            indexes: None,
+        });
+        if let Some(max) = model.max_failed_indexes {
+            let count = i32::try_from(failed_indexes.len()).unwrap_or(i32::MAX);
+            limits.push(report::Limit {
+                limit: "maxFailedIndexes".into(),
+                value: Some(i64::from(max)),
+                used: i64::from(count),
+                remaining: Some(i64::from((max - count).max(0))),
+                index: None,
+                indexes: Some(model::format_intervals(&failed_indexes)),
+            });
+        }
+    }
+    if let Some(deadline) = model.active_deadline_seconds {
+        let elapsed = i64::try_from(elapsed).unwrap_or(i64::MAX);
+        limits.push(report::Limit {
+            limit: "activeDeadlineSeconds".into(),
+            value: Some(deadline),
+            used: elapsed,
+            remaining: Some((deadline - elapsed).max(0)),
+            index: None,
+            indexes: None,
+        });
+    }
+    let start = Start {
+        failed,
+        succeeded,
+        index_failures,
+        index_ignored,
+        failed_indexes: failed_indexes.clone(),
+        succeeded_indexes,
+        recent_failures: 0,
+        elapsed_seconds: 0,
+    };
+    // The next failure lands on the lowest index still running.
+    let next_index = model.indexed.then(|| {
+        (0..model.completions.unwrap_or(0))
+            .find(|i| !start.failed_indexes.contains(i) && !start.succeeded_indexes.contains(i))
+            .unwrap_or(0)
+    });
+    let first = model.containers.first().cloned().unwrap_or_default();
+    let kinds: [(&str, FailedPod); 5] = [
+        ("exit code 1", failed_with_exit(&first, 1)),
+        ("OOM-killed (exit code 137)", failed_with_exit(&first, 137)),
+        (
+            "evicted (DisruptionTarget/EvictionByEvictionAPI)",
+            disrupted("EvictionByEvictionAPI"),
+        ),
+        (
+            "preempted (DisruptionTarget/PreemptionByScheduler)",
+            disrupted("PreemptionByScheduler"),
+        ),
+        (
+            "node lost (DisruptionTarget/DeletionByTaintManager)",
+            disrupted("DeletionByTaintManager"),
+        ),
+    ];
+    let next = kinds
+        .into_iter()
+        .map(|(what, pod)| {
+            let sim = engine::simulate_from(
+                model,
+                sem,
+                &start,
+                &[Outcome {
+                    index: next_index,
+                    result: PodResult::Failed(pod),
+                    after_seconds: 0,
+                }],
+            );
+            let step = &sim.steps[0];
+            let policy = step.policy.clone();
+            let verdict = if step.result == "skipped" {
+                "nothing: the Job has finished".to_string()
+            } else if let Some(c) = step.conditions_added.iter().find(|c| c.type_ == "Failed") {
+                format!("the Job fails: {} ({})", c.reason, c.message)
+            } else if step.index_failed == Some(true) {
+                format!(
+                    "index {} fails for good; the Job goes on",
+                    next_index.unwrap_or(0)
+                )
+            } else if step.counted {
+                format!(
+                    "counted ({} failed); a replacement pod follows",
+                    step.failed
+                )
+            } else {
+                "ignored (not counted); a replacement pod follows".to_string()
+            };
+            report::NextFailure {
+                failure: what.to_string(),
+                index: next_index,
+                rule: policy.as_ref().and_then(|p| p.rule),
+                action: policy.map(|p| p.action).unwrap_or_default(),
+                outcome: verdict,
+            }
+        })
+        .collect();
+    report::ExplainReport {
+        schema_version: 2,
+        job: format!("{}/{}", model.namespace, model.name),
+        kubernetes_version: format!("1.{}", sem.minor),
+        finished,
+        failed,
+        succeeded,
+        failed_indexes: status.failed_indexes.clone(),
+        failed_pods,
+        limits,
+        next,
+    }
+}
+
+fn failed_with_exit(container: &str, code: i32) -> FailedPod {
+    FailedPod {
+        name: "<next>".into(),
+        containers: vec![model::ContainerState {
+            name: container.into(),
+            exit_code: Some(code),
+        }],
+        init_containers: Vec::new(),
+        conditions: Vec::new(),
+    }
+}
+
+fn disrupted(reason: &str) -> FailedPod {
+    FailedPod {
+        name: "<next>".into(),
+        containers: Vec::new(),
+        init_containers: Vec::new(),
+        conditions: vec![PodCondition {
+            type_: "DisruptionTarget".into(),
+            status: "True".into(),
+            reason: Some(reason.into()),
+        }],
+    }
+}

@@ -1,0 +1,182 @@
+//! The PodDisruptionBudget writes of the split (see `budget` for the arithmetic): the source's
+//! budget is patched in place, the destination's is a copy made by this migration (labelled as
+//! such) and removed by a rollback.
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use kube::Api;
+use kube::api::{ListParams, ObjectMeta, Patch};
+use serde_json::json;
+
+use super::budget::{self, BudgetSpec, RecordedBudget};
+use super::copy::ORIGINAL_BUDGET_ANNOTATION;
+use super::dependencies::{is_ours, our_labels};
+use super::executor::Executor;
+use super::model::Side;
+use crate::error::{Error, Result};
+
+/// The budgets in the source namespace that select the set's pods, with their specs now: what
+/// the journal records as the originals.
+pub async fn selecting(ex: &Executor) -> Result<Vec<RecordedBudget>> {
+    let sets: Api<StatefulSet> = ex.namespaced(Side::Source);
+    let Some(set) = ex
+        .source
+        .call("read the source StatefulSet", sets.get_opt(&ex.names.set))
+        .await?
+    else {
+        return Ok(Vec::new());
+    };
+    let labels = set
+        .spec
+        .and_then(|s| s.template.metadata)
+        .and_then(|m| m.labels)
+        .unwrap_or_default();
+    let api: Api<PodDisruptionBudget> = ex.namespaced(Side::Source);
+    let list = ex
+        .source
+        .call(
+            "list PodDisruptionBudgets",
+            api.list(&ListParams::default()),
+        )
+        .await?;
+    Ok(budget::budgets_of(&list.items, &labels))
+}
+
+/// The budgets that select the set, each with the original spec its annotation keeps.
+pub async fn traces(ex: &Executor) -> Result<Vec<super::recover::BudgetTrace>> {
+    let selecting = selecting(ex).await?;
+    let api: Api<PodDisruptionBudget> = ex.namespaced(Side::Source);
+    let mut traces = Vec::new();
+    for b in selecting {
+        let pdb = ex
+            .source
+            .call(
+                &format!("read PodDisruptionBudget {}", b.name),
+                api.get_opt(&b.name),
+            )
+            .await?;
+        let original = pdb
+            .as_ref()
+            .and_then(|p| p.metadata.annotations.as_ref())
+            .and_then(|a| a.get(ORIGINAL_BUDGET_ANNOTATION))
+            .and_then(|text| serde_json::from_str(text).ok());
+        traces.push(super::recover::BudgetTrace {
+            name: b.name,
+            spec: b.original,
+            original,
+        });
+    }
+    Ok(traces)
+}
+
+fn amount(value: &Option<budget::Amount>) -> serde_json::Value {
+    value
+        .as_ref()
+        .map_or(serde_json::Value::Null, |a| json!(IntOrString::from(a)))
+}
+
+/// Gives budget `name` on `side` the `spec` (creating the destination's copy from the source's
+/// budget if needed), or deletes the destination's copy when `spec` is `None`.
+/// The source's budget keeps `original` in an annotation while its spec is a share.
+pub async fn set(
+    ex: &Executor,
+    side: Side,
+    name: &str,
+    spec: Option<&BudgetSpec>,
+    original: Option<&BudgetSpec>,
+) -> Result<()> {
+    let api: Api<PodDisruptionBudget> = ex.namespaced(side);
+    let cluster = ex.cluster(side);
+    let Some(spec) = spec else {
+        let existing = cluster
+            .call(
+                &format!("read PodDisruptionBudget {name}"),
+                api.get_opt(name),
+            )
+            .await?;
+        // Only our copy goes; a budget someone made in the destination stays.
+        if existing.is_some_and(|b| is_ours(ex, &b.metadata)) {
+            ex.delete_until_gone(side, "PodDisruptionBudget", &api, name)
+                .await?;
+        }
+        return Ok(());
+    };
+    let exists = cluster
+        .call(
+            &format!("read PodDisruptionBudget {name}"),
+            api.get_opt(name),
+        )
+        .await?
+        .is_some();
+    let action = format!("set PodDisruptionBudget {name} to {spec}");
+    if exists {
+        // Both fields, so that the one not wanted is removed (the API allows only one).
+        let mark = original
+            .filter(|o| side == Side::Source && *o != spec)
+            .map(|o| serde_json::to_string(o).unwrap_or_default());
+        let patch = json!({
+        "metadata": {"annotations": {ORIGINAL_BUDGET_ANNOTATION: mark}},
+        "spec": {
+            "minAvailable": amount(&spec.min_available),
+            "maxUnavailable": amount(&spec.max_unavailable),
+        }});
+        ex.write(
+            side,
+            &action,
+            api.patch(name, &ex.merge_params(), &Patch::Merge(&patch)),
+            None,
+        )
+        .await?;
+        return Ok(());
+    }
+    if side == Side::Source {
+        return Err(Error::Failed {
+            message: format!(
+                "PodDisruptionBudget {name} disappeared from {} mid-step; rerun to decide again",
+                ex.source.context
+            ),
+        });
+    }
+    let from: Api<PodDisruptionBudget> = ex.namespaced(Side::Source);
+    let Some(original) = ex
+        .source
+        .call(
+            &format!("read PodDisruptionBudget {name}"),
+            from.get_opt(name),
+        )
+        .await?
+    else {
+        return Err(Error::Failed {
+            message: format!(
+                "PodDisruptionBudget {name} is gone from {}; rerun to decide again",
+                ex.source.context
+            ),
+        });
+    };
+    let mut labels = original.metadata.labels.clone().unwrap_or_default();
+    labels.extend(our_labels(ex));
+    let source_spec = original.spec.unwrap_or_default();
+    let copy = PodDisruptionBudget {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            namespace: Some(ex.destination_at.namespace.clone()),
+            labels: Some(labels),
+            ..Default::default()
+        },
+        spec: Some(PodDisruptionBudgetSpec {
+            min_available: spec.min_available.as_ref().map(IntOrString::from),
+            max_unavailable: spec.max_unavailable.as_ref().map(IntOrString::from),
+            selector: source_spec.selector,
+            unhealthy_pod_eviction_policy: source_spec.unhealthy_pod_eviction_policy,
+        }),
+        status: None,
+    };
+    ex.write(
+        side,
+        &format!("create PodDisruptionBudget {name} with {spec}"),
+        api.create(&ex.post_params(), &copy),
+        Some(409),
+    )
+    .await?;
+    Ok(())
+}

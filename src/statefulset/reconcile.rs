@@ -1,0 +1,442 @@
+//! The reconciler: observe both clusters, decide the next step, perform it, repeat, telling the
+//! operator each step's start and end. Everything here is derived from what is observed, so a
+//! rerun after a crash needs no resume code of its own.
+use std::time::{Duration, Instant};
+
+use backon::{ExponentialBuilder, Retryable};
+
+use super::decide::{self, Step};
+use super::executor::Note;
+use super::journal::{self, Stored};
+use super::lease;
+use super::model::{Direction, Side};
+use super::plan;
+use super::run::Run;
+use super::{Event, Operator, StepEvent, StepGate, StepPhase};
+use crate::error::{Error, Result};
+
+/// Errors worth retrying: the server is restarting, overloaded, or an object moved under us.
+fn is_transient(err: &Error) -> bool {
+    match err {
+        Error::Timeout { .. } | Error::Conflict(_) => true,
+        Error::Cluster { source, .. } => match source.as_ref() {
+            kube::Error::Api(s) => s.code >= 500 || s.code == 429 || s.code == 409,
+            _ => true,
+        },
+        _ => false,
+    }
+}
+
+/// How observations and steps are retried through outages: about a minute in all.
+fn retry_policy() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(300))
+        .with_max_delay(Duration::from_secs(5))
+        .with_max_times(20)
+}
+
+/// A step that takes ordinals away from the side that currently runs them.
+fn starts_a_move(step: &Step, direction: Direction) -> bool {
+    matches!(
+        (step, direction),
+        (
+            Step::Resize {
+                side: Side::Source,
+                ..
+            },
+            Direction::Forward
+        ) | (
+            Step::Resize {
+                side: Side::Destination,
+                ..
+            },
+            Direction::Rollback
+        )
+    )
+}
+
+impl Run<'_> {
+    /// Makes what the destination lacks (`preparation`, see `plan::forward_steps`), then drives
+    /// the migration in `direction` until it is done. All of it holds the migration's Lease
+    /// but a namespace the run creates: the Lease lives in it, so that comes first.
+    pub async fn reconcile(
+        &self,
+        direction: Direction,
+        preparation: &[Step],
+        operator: &mut dyn Operator,
+    ) -> Result<()> {
+        let (namespace, rest): (Vec<&Step>, Vec<&Step>) = preparation
+            .iter()
+            .partition(|s| matches!(s, Step::CreateNamespace));
+        self.catching_ctrl_c(async {
+            for step in namespace {
+                self.prepare(step, operator).await?;
+            }
+            self.holding_lease(operator, async |operator| {
+                for step in rest {
+                    self.prepare(step, operator).await?;
+                }
+                self.reconcile_loop(direction, operator).await
+            })
+            .await
+        })
+        .await
+    }
+
+    /// Runs `work` with Ctrl-C turned into a stop at the next safe point.
+    pub(super) async fn catching_ctrl_c<T>(&self, work: impl Future<Output = T>) -> T {
+        let interrupt = self.interrupt().clone();
+        let signal = tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                interrupt.trigger();
+            }
+        });
+        let result = work.await;
+        signal.abort();
+        result
+    }
+
+    /// Runs `work` (the writes of a run) holding the migration's Lease: taken first (a live
+    /// holder refuses this run, a silent one is taken over), checked before each write and at
+    /// each safe point, given back at the end. A lost lease stops the run resumably.
+    pub(super) async fn holding_lease<T>(
+        &self,
+        operator: &mut dyn Operator,
+        work: impl AsyncFnOnce(&mut dyn Operator) -> Result<T>,
+    ) -> Result<T> {
+        let ex = &self.executor;
+        let held = lease::acquire(
+            &ex.destination,
+            &ex.destination_at.namespace,
+            &self.settings.name,
+            &mut |e: Event<'_>| operator.event(e),
+        )
+        .await?;
+        ex.hold(Some(held.clone()));
+        let result = work(&mut *operator).await;
+        ex.hold(None);
+        held.release().await;
+        result.map_err(|e| match e {
+            Error::LeaseLost { reason } => self.stopped(reason, operator),
+            other => other,
+        })
+    }
+
+    /// One step of the preparation, on the journal as it is now, until it is done (a conflict
+    /// means the journal changed under it: read it again).
+    async fn prepare(&self, step: &Step, operator: &mut dyn Operator) -> Result<()> {
+        for _ in 0..5 {
+            if self.interrupt().is_set() {
+                return Err(self.stopped("interrupted (Ctrl-C) at a safe point", operator));
+            }
+            let stored = self.load_journal().await?;
+            if matches!(step, Step::WriteJournal) && stored.is_some() {
+                return Ok(());
+            }
+            // The journal records the source as it is when the journal is written.
+            let observed = match step {
+                Step::WriteJournal => self.observe(None).await?,
+                _ => Default::default(),
+            };
+            if self
+                .perform(step, stored.as_ref(), &observed, retry_policy(), operator)
+                .await?
+            {
+                return Ok(());
+            }
+        }
+        Err(Error::Failed {
+            message: format!(
+                "the migration journal kept changing while this run tried to {}; is another kubectl-migrate running?",
+                plan::describe(step, &self.executor.names)
+            ),
+        })
+    }
+
+    fn stopped(&self, reason: impl Into<String>, operator: &dyn Operator) -> Error {
+        Error::Stopped {
+            reason: reason.into(),
+            resume: operator.resume_command(),
+        }
+    }
+
+    pub(super) async fn reconcile_loop(
+        &self,
+        direction: Direction,
+        operator: &mut dyn Operator,
+    ) -> Result<()> {
+        let ex = &self.executor;
+        let mut seen_journal = false;
+        let mut moves = 0usize;
+        operator.event(Event::LoopStarted {
+            title: format!(
+                "{} {}->{}",
+                self.settings.name, ex.source.context, ex.destination.context
+            ),
+        });
+        let mut scope: Option<super::observe::Scope> = None;
+        let retry = retry_policy();
+        loop {
+            if ex.interrupt.is_set() {
+                return Err(self.stopped("interrupted (Ctrl-C) at a safe point", operator));
+            }
+            // A safe point: go on only while the lease is ours (after a SIGSTOP, say).
+            ex.ensure_lease().await?;
+            // Observation is retried through API server restarts; nothing is decided on a partial view.
+            // The claim templates never change during a migration, so once known the journal and
+            // both clusters are read at the same time.
+            let observing = Instant::now();
+            let observation = (|| async {
+                match &scope {
+                    Some(t) => tokio::try_join!(self.load_journal(), self.observe_with(t)),
+                    None => {
+                        let stored = self.load_journal().await?;
+                        let observed = self.observe(stored.as_ref()).await?;
+                        Ok((stored, observed))
+                    }
+                }
+            })
+            .retry(retry)
+            .when(is_transient)
+            .notify(|e, delay| {
+                operator.event(Event::Retrying {
+                    message: e.to_string(),
+                    delay,
+                })
+            });
+            // Reads that hang on an unreachable server end when the lease is lost.
+            let (stored, observed) = tokio::select! {
+                biased;
+                observed = observation => observed?,
+                reason = ex.lease_lost() => return Err(Error::LeaseLost { reason }),
+            };
+            operator.event(Event::Detail(
+                2,
+                format!(
+                    "observed both clusters in {} ms",
+                    observing.elapsed().as_millis()
+                ),
+            ));
+            if scope.is_none() {
+                scope = stored
+                    .as_ref()
+                    .map(|s| super::observe::Scope::of(&s.journal));
+            }
+            match (&stored, direction) {
+                // The rollback removed its journal: everything is back in the source.
+                (None, Direction::Rollback) => {
+                    operator.event(Event::Finished(format!(
+                        "Rolled back: {} runs in {} ({}).",
+                        self.settings.name, ex.source.context, ex.source_at.namespace
+                    )));
+                    return Ok(());
+                }
+                (None, Direction::Forward) if seen_journal => {
+                    return Err(Error::Unsafe {
+                        reason: format!(
+                            "the migration journal {} disappeared from {}",
+                            journal::object_name(&self.settings.name),
+                            ex.destination.context
+                        ),
+                        resume: operator.resume_command(),
+                    });
+                }
+                (Some(_), _) => seen_journal = true,
+                _ => {}
+            }
+            let step =
+                decide::next_step(stored.as_ref().map(|s| &s.journal), &observed, &self.decide);
+            if let Some(s) = &stored {
+                let moved = match s.journal.direction {
+                    Direction::Forward => s.journal.end() - s.journal.verified_bound,
+                    Direction::Rollback => s.journal.verified_bound - s.journal.start,
+                };
+                operator.event(Event::Progress {
+                    moved: moved.max(0) as u64,
+                    total: s.journal.replicas.max(0) as u64,
+                });
+            }
+            match &step {
+                Step::Done => {
+                    operator.event(Event::Finished(format!(
+                        "Done: {} runs in {} ({}).",
+                        self.settings.name, ex.destination.context, ex.destination_at.namespace
+                    )));
+                    return Ok(());
+                }
+                Step::Stop { reason } => {
+                    return Err(Error::Unsafe {
+                        reason: reason.clone(),
+                        resume: operator.resume_command(),
+                    });
+                }
+                _ => {}
+            }
+            let direction_now = stored
+                .as_ref()
+                .map(|s| s.journal.direction)
+                .unwrap_or(Direction::Forward);
+            if self.settings.step && starts_a_move(&step, direction_now) {
+                let description = plan::describe(&step, &ex.names);
+                match operator.before_move(&description, moves) {
+                    Ok(StepGate::Go) => {}
+                    Ok(StepGate::Pause) => {
+                        return Err(self.stopped("paused after one step (--step)", operator));
+                    }
+                    Err(Error::Cancelled(_)) => {
+                        return Err(
+                            self.stopped("stopped before the next ordinal (--step)", operator)
+                        );
+                    }
+                    Err(other) => return Err(other),
+                }
+                moves += 1;
+            }
+            self.perform(&step, stored.as_ref(), &observed, retry, operator)
+                .await?;
+        }
+    }
+
+    /// One step, retried through outages, with its events. `false` when it must be decided
+    /// again (an object changed between observing and acting, or Ctrl-C cut it short).
+    async fn perform(
+        &self,
+        step: &Step,
+        stored: Option<&Stored>,
+        observed: &super::model::Observed,
+        retry: ExponentialBuilder,
+        operator: &mut dyn Operator,
+    ) -> Result<bool> {
+        let ex = &self.executor;
+        // Every step starts with the lease ours and fresh, whether or not it writes at once.
+        ex.ensure_lease().await?;
+        let cluster = ex.names.context(step.side()).to_string();
+        let description = plan::describe(step, &ex.names);
+        let event = |phase, elapsed, error| {
+            Event::Step(StepEvent {
+                phase,
+                step,
+                cluster: &cluster,
+                description: &description,
+                elapsed,
+                error,
+            })
+        };
+        operator.event(event(StepPhase::Started, None, None));
+        let started = Instant::now();
+        // What the step waits for, and retries, come from inside it while it runs.
+        let (notes, mut told) = tokio::sync::mpsc::unbounded_channel();
+        let retries = notes.clone();
+        let work = (|| ex.perform(step, stored, observed, &notes))
+            // Every step is idempotent, so an outage mid-step is retried as long as an
+            // outage during observation is; a conflict instead means: decide again.
+            .retry(retry)
+            .when(|e| is_transient(e) && !matches!(e, Error::Conflict(_)))
+            .notify(|e, delay| {
+                let _ = retries.send(Note::Retrying {
+                    message: e.to_string(),
+                    delay,
+                });
+            });
+        tokio::pin!(work);
+        let told_as = |note| match note {
+            Note::Waiting { pod, reason } => Event::Waiting { pod, reason },
+            Note::Retrying { message, delay } => Event::Retrying { message, delay },
+            Note::Kept(why) => Event::Warning(why),
+        };
+        let result = loop {
+            tokio::select! {
+                result = &mut work => break result,
+                Some(note) = told.recv() => operator.event(told_as(note)),
+                // A wait, or a request that hangs, must not outlast the lease: the step is
+                // dropped as a crash would end it, and every step is idempotent.
+                reason = ex.lease_lost() => break Err(Error::LeaseLost { reason }),
+            }
+        };
+        // A note sent just before the step ended (a Kept one is) may not have been read yet.
+        while let Ok(note) = told.try_recv() {
+            operator.event(told_as(note));
+        }
+        let elapsed = Some(started.elapsed());
+        match result {
+            // A wait cut short by Ctrl-C did not finish: the next run decides it again.
+            Ok(()) if ex.interrupt.is_set() => {
+                operator.event(event(
+                    StepPhase::Retried,
+                    elapsed,
+                    Some("interrupted (Ctrl-C); stopping at a safe point".into()),
+                ));
+                Ok(false)
+            }
+            Ok(()) => {
+                operator.event(event(StepPhase::Finished, elapsed, None));
+                Ok(true)
+            }
+            // Someone changed an object between observing and acting: decide again.
+            Err(Error::Conflict(m)) => {
+                operator.event(event(
+                    StepPhase::Retried,
+                    elapsed,
+                    Some(format!("{m}; deciding again")),
+                ));
+                Ok(false)
+            }
+            Err(e) => {
+                operator.event(event(StepPhase::Failed, elapsed, Some(e.to_string())));
+                Err(match e {
+                    // Ctrl-C reached a running health check too: still a clean stop.
+                    Error::Cancelled(reason) => self.stopped(reason, operator),
+                    stop @ (Error::Stopped { .. }
+                    | Error::Unsafe { .. }
+                    | Error::LeaseLost { .. }) => stop,
+                    // Anything else (an error, an outage that outlasted the retries) leaves
+                    // a state the next run resumes from; say how.
+                    other => Error::Failed {
+                        message: format!(
+                            "{}\nThe migration can be resumed with:\n  {}",
+                            other.report(),
+                            operator.resume_command()
+                        ),
+                    },
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn restarts_and_conflicts_are_retried_but_refusals_are_not() {
+        assert!(is_transient(&Error::Conflict("x".into())));
+        assert!(is_transient(&Error::Timeout {
+            context: "a".into(),
+            server: "s".into(),
+            timeout: Duration::from_secs(1)
+        }));
+        assert!(!is_transient(&Error::Failed {
+            message: "x".into()
+        }));
+        assert!(!is_transient(&Error::Usage("x".into())));
+    }
+
+    #[test]
+    fn only_steps_that_take_ordinals_away_are_moves() {
+        let shrink_source = Step::Resize {
+            side: Side::Source,
+            start: 0,
+            replicas: 2,
+        };
+        let grow_destination = Step::Resize {
+            side: Side::Destination,
+            start: 2,
+            replicas: 1,
+        };
+        assert!(starts_a_move(&shrink_source, Direction::Forward));
+        assert!(!starts_a_move(&grow_destination, Direction::Forward));
+        assert!(starts_a_move(&grow_destination, Direction::Rollback));
+        assert!(!starts_a_move(&Step::MarkComplete, Direction::Forward));
+    }
+}

@@ -1,0 +1,342 @@
+//! What a person sees of `kubectl migrate statefulset` on a terminal, against the real local
+//! clusters: the plan and the prompt (answered no, then yes), the progress display while it
+//! runs and the summary at the end, why it waits, `--step`, Ctrl-C, and the rollback and
+//! cleanup prompts. The binary runs on a pseudo-terminal; a terminal emulator renders the
+//! screen that the assertions read.
+mod support;
+
+use std::time::Duration;
+
+use support::pty::{Spawn, Term};
+use support::sts::{Pair, SplitBrainObserver};
+
+const WAIT: Duration = Duration::from_secs(120);
+
+/// `kubectl migrate statefulset web -n NS --context km-a --to-context km-b ARGS` on a terminal
+/// `cols` wide.
+fn on_terminal(ns: &str, args: &[&str], cols: u16) -> Term {
+    let kubeconfig = support::kubeconfig_path();
+    let mut all = vec![
+        "statefulset",
+        "web",
+        "-n",
+        ns,
+        "--context",
+        "km-a",
+        "--to-context",
+        "km-b",
+    ];
+    all.extend(args);
+    Term::spawn(Spawn {
+        program: std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
+        args: &all,
+        env: &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
+        cwd: None,
+        cols,
+        rows: 50,
+    })
+}
+
+#[tokio::test]
+async fn the_plan_and_prompt_no_then_yes_with_progress_and_a_summary() {
+    let pair = Pair::new("screen-prompt").await;
+    pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.snapshot().await;
+    let ns = pair.ns().to_string();
+
+    // No: the plan is shown, the answer changes nothing, exit 3.
+    let no_ns = ns.clone();
+    let declined = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&no_ns, &[], 100);
+        let screen = term.wait_for("the prompt", WAIT, |s| s.contains("Continue? [y/N]"));
+        assert!(
+            screen.contains("Plan: move StatefulSet web from km-a/")
+                && screen.contains("[2] scale source to 2 replicas")
+                && screen.contains("Migrate StatefulSet web from km-a/"),
+            "{screen}"
+        );
+        term.send("n");
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(declined.code, 3, "{}", declined.screen);
+    assert!(
+        declined.screen.contains("was not confirmed"),
+        "{}",
+        declined.screen
+    );
+    assert_eq!(pair.snapshot().await, before, "declining wrote something");
+
+    // Yes: the progress line shows the bar, the step, the clocks and, once an ordinal has
+    // moved, an estimate of the rest; the last screen has the summary and no bar.
+    let observer = SplitBrainObserver::start(pair.ns());
+    let yes_ns = ns.clone();
+    let done = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&yes_ns, &["--health-check", "sleep 1"], 120);
+        term.wait_for("the prompt", WAIT, |s| s.contains("Continue? [y/N]"));
+        term.send("y");
+        let mid = term.wait_for("the progress line with an estimate", WAIT, |s| {
+            s.lines().any(|l| {
+                l.starts_with("web km-a->km-b [")
+                    && l.contains("s on this step")
+                    && l.contains("in all")
+                    && l.contains("left")
+            })
+        });
+        (mid, term.finish(WAIT))
+    })
+    .await
+    .unwrap();
+    let (mid, done) = done;
+    let bar = mid
+        .lines()
+        .find(|l| l.starts_with("web km-a->km-b ["))
+        .unwrap();
+    assert!(
+        regex::Regex::new(r"\] [1-3]/3, \d+s on this step, \d+s in all, about \d+(m\d+)?s left")
+            .unwrap()
+            .is_match(bar),
+        "{bar}"
+    );
+    assert_eq!(done.code, 0, "{}", done.screen);
+    assert!(
+        regex::Regex::new(r"Done: web runs in km-b \(.+\)\. 3 ordinal\(s\) moved in \d+s\.")
+            .unwrap()
+            .is_match(&done.screen),
+        "{}",
+        done.screen
+    );
+    assert!(
+        !done.screen.contains("web km-a->km-b ["),
+        "the bar is cleared at the end:\n{}",
+        done.screen
+    );
+    observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn a_pod_that_cannot_start_is_explained_and_ctrl_c_clears_the_bar() {
+    let pair = Pair::new("screen-pending").await;
+    // The pods need a node running an anchor pod, which only km-a has, so ordinal 0 stays
+    // Pending in km-b. (Pod affinity depends on what else runs there: preflight does not judge
+    // it, whereas a node selector no destination node meets is refused before any write.)
+    let suffix = support::unique_suffix();
+    let anchor: k8s_openapi::api::core::v1::Pod = support::sts::json(serde_json::json!({
+        "metadata": {"name": "anchor", "labels": {"km-anchor": suffix}},
+        "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]}
+    }));
+    kube::Api::namespaced(pair.a.clone(), pair.ns())
+        .create(&Default::default(), &anchor)
+        .await
+        .unwrap();
+    pair.create_set(
+        1,
+        &["data"],
+        "OrderedReady",
+        serde_json::json!({"template": {
+            "metadata": {"labels": {"app": "web"}},
+            "spec": {
+                "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"km-anchor": suffix}},
+                     "topologyKey": "kubernetes.io/hostname"}]}},
+                "containers": [{"name": "app", "image": "registry.example/app:1"}]
+            }
+        }}),
+    )
+    .await;
+    let ns = pair.ns().to_string();
+    let stopped = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&ns, &["--yes"], 160);
+        let waiting = term.wait_for("the reason it waits, on the bar too", WAIT, |s| {
+            s.contains("waiting for web-0: Pending, not scheduled: Unschedulable")
+                && s.lines().any(|l| l.starts_with("web km-a->km-b ["))
+        });
+        assert!(
+            waiting.contains("didn't match pod affinity rules"),
+            "{waiting}"
+        );
+        term.send("\u{3}");
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(stopped.code, 3, "{}", stopped.screen);
+    assert!(
+        stopped
+            .screen
+            .contains("interrupted (Ctrl-C) at a safe point")
+            && stopped.screen.contains("Resume with:"),
+        "{}",
+        stopped.screen
+    );
+    assert!(
+        !stopped
+            .screen
+            .lines()
+            .any(|l| l.starts_with("web km-a->km-b [")),
+        "the last frame of the bar is cleared:\n{}",
+        stopped.screen
+    );
+    assert!(
+        stopped
+            .screen
+            .contains("interrupted (Ctrl-C); stopping at a safe point"),
+        "the wait is not reported done:\n{}",
+        stopped.screen
+    );
+    // The way back: roll back, asked on the terminal, answered yes.
+    let ns = pair.ns().to_string();
+    let rolled = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&ns, &["--rollback"], 120);
+        let prompt = term.wait_for("the rollback prompt", WAIT, |s| {
+            s.contains("Continue? [y/N]")
+        });
+        assert!(
+            prompt.contains("Roll back StatefulSet web: move its ordinals from km-b back to km-a"),
+            "{prompt}"
+        );
+        // The prompt shows what the rollback deletes in the destination.
+        for deleted in [
+            "delete the PVC copy data-web-0",
+            "delete the PV copy",
+            "delete the StatefulSet km-b/",
+        ] {
+            assert!(prompt.contains(deleted), "no {deleted:?} in:\n{prompt}");
+        }
+        term.send("y");
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(rolled.code, 0, "{}", rolled.screen);
+    assert!(
+        rolled.screen.contains("Rolled back: web runs in km-a"),
+        "{}",
+        rolled.screen
+    );
+}
+
+#[tokio::test]
+async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
+    let pair = Pair::new("screen-step").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let ns = pair.ns().to_string();
+    let paused = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&ns, &["--step"], 120);
+        term.wait_for("the start question", WAIT, |s| {
+            s.contains("Migrate StatefulSet web from km-a/") && s.contains("Continue? [y/N]")
+        });
+        term.send("y");
+        let first = term.wait_for("the first --step question", WAIT, |s| {
+            s.contains("set km-a/") && s.contains("replicas=1. Continue? [y/N]")
+        });
+        assert!(first.contains("ordinals.start=0, replicas=1"), "{first}");
+        term.send("y");
+        term.wait_for("the second --step question", WAIT, |s| {
+            s.contains("replicas=0. Continue? [y/N]")
+        });
+        term.send("n");
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(paused.code, 3, "{}", paused.screen);
+    assert!(
+        paused
+            .screen
+            .contains("stopped before the next ordinal (--step)"),
+        "{}",
+        paused.screen
+    );
+    assert_eq!(
+        pair.sets(true)
+            .get("web")
+            .await
+            .unwrap()
+            .spec
+            .unwrap()
+            .replicas,
+        Some(1),
+        "one ordinal moved"
+    );
+    // Finish without pauses, then clean up, asked on the terminal.
+    let out = support::sts::run(support::sts::migrate(pair.ns(), &["--yes"]));
+    assert!(out.status.success(), "{}", support::sts::stderr(&out));
+    let ns = pair.ns().to_string();
+    let cleaned = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&ns, &["--cleanup"], 120);
+        let prompt = term.wait_for("the cleanup prompt", WAIT, |s| s.contains("Continue? [y/N]"));
+        assert!(
+            prompt.contains("Delete the leftover StatefulSet, 2 PVC and 2 PV object(s) of web in km-a (the storage is kept)"),
+            "{prompt}"
+        );
+        term.send("y");
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(cleaned.code, 0, "{}", cleaned.screen);
+    assert!(
+        cleaned.screen.contains("REMOVED FROM THE SOURCE") && cleaned.screen.contains("data-web-1"),
+        "{}",
+        cleaned.screen
+    );
+}
+
+/// The plan (--dry-run) and --status tables at 80, 100, 120 and 200 columns, coloured: every
+/// row on one line with its ordinal, cluster and claims whole.
+#[tokio::test]
+async fn plan_and_status_tables_keep_rows_whole_at_every_width() {
+    let pair = Pair::new("screen-tables").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let kubeconfig = support::kubeconfig_path();
+    let env = [("KUBECONFIG", kubeconfig.to_str().unwrap())];
+    let program = std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate"));
+    let base = [
+        "statefulset",
+        "web",
+        "-n",
+        pair.ns(),
+        "--context",
+        "km-a",
+        "--to-context",
+        "km-b",
+    ];
+    let with = |extra: &'static str| {
+        let mut args = base.to_vec();
+        args.push(extra);
+        args
+    };
+    // Blocking on purpose: nothing else runs in this test meanwhile.
+    support::pty::check_at_every_width(
+        program,
+        &with("--dry-run"),
+        &env,
+        &std::env::temp_dir(),
+        &[
+            &["#", "ORDINAL", "CLUSTER", "ACTION"],
+            &["1", "km-b", "write the migration journal"],
+            &["2", "km-a", "protect PV"],
+            &["1", "km-a", "scale source to 1 replicas"],
+            &["0", "km-b", "copy PVC data-web-0"],
+        ],
+    );
+    let out = support::sts::run(support::sts::migrate(pair.ns(), &["--yes"]));
+    assert!(out.status.success(), "{}", support::sts::stderr(&out));
+    support::pty::check_at_every_width(
+        program,
+        &with("--status"),
+        &env,
+        &std::env::temp_dir(),
+        &[
+            &["ORDINAL", "POD IN KM-A", "POD IN KM-B", "CLAIMS"],
+            &["1", "-", "Ready", "data-web-1"],
+            &["0", "-", "Ready", "data-web-0"],
+            &["journal: forward, complete"],
+        ],
+    );
+}

@@ -1,0 +1,382 @@
+//! Two operators on one migration, against the real local clusters. The Lease behaves like
+//! client-go's leader election: two runs started at once, 100 ms or 700 ms apart (one drives,
+//! the other is refused with the lease message or waits and finds it done); a driver SIGKILLed
+//! and replaced at once (taken over once the lease has gone unrenewed for its duration); a
+//! driver SIGSTOPped past its lease while another takes over (after SIGCONT it stops without
+//! writing and leaves the other's lease alone); the destination's kube-apiserver stopped for
+//! longer than the lease (the driver stops resumably, a rerun completes). The split-brain
+//! observer watches every one of them.
+//!
+//! One test stops km-b's apiserver; it takes the clusters for itself, the others share them.
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::coordination::v1::Lease;
+use kube::Api;
+use serde_json::Value;
+use support::sts::{Pair, SplitBrainObserver, assert_moved, migrate, run, state_dir, stderr};
+
+static CLUSTERS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
+/// client-go's default, which the tool uses.
+const LEASE_DURATION: Duration = Duration::from_secs(15);
+
+/// A run of the plugin with `-o json`: its events as they come, its stderr lines (each with
+/// the moment it arrived) at the end.
+struct Running {
+    child: Child,
+    events: mpsc::Receiver<Value>,
+    stderr: std::thread::JoinHandle<Vec<(Instant, String)>>,
+}
+
+impl Running {
+    fn start(ns: &str, args: &[&str]) -> Running {
+        let mut child = migrate(ns, args)
+            .args(["-o", "json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (send, events) = mpsc::channel();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let line = line.unwrap();
+                let event = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+                if send.send(event).is_err() {
+                    return;
+                }
+            }
+        });
+        let pipe = BufReader::new(child.stderr.take().unwrap());
+        let stderr = std::thread::spawn(move || {
+            pipe.lines()
+                .map(|line| (Instant::now(), line.unwrap()))
+                .collect()
+        });
+        Running {
+            child,
+            events,
+            stderr,
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Reads events until one is a `phase` (`step-started`, ...) of `step`; panics if the run
+    /// ends first.
+    fn wait_for_step(&self, phase: &str, step: &str) {
+        loop {
+            let event = self
+                .events
+                .recv_timeout(Duration::from_secs(180))
+                .unwrap_or_else(|e| panic!("no {phase} of {step} ({e})"));
+            if event["event"] == phase && event["step"] == step {
+                return;
+            }
+        }
+    }
+
+    /// The events that have come so far and were not read yet.
+    fn drain(&self) -> Vec<Value> {
+        self.events.try_iter().collect()
+    }
+
+    /// Waits for the exit; the status, the events not read yet, and stderr.
+    fn finish(self) -> (ExitStatus, Vec<Value>, String) {
+        let (status, events, lines) = self.finish_timed();
+        let err: Vec<String> = lines.into_iter().map(|(_, line)| line).collect();
+        (status, events, err.join("\n"))
+    }
+
+    /// As `finish`, with stderr as lines and the moment each arrived.
+    fn finish_timed(mut self) -> (ExitStatus, Vec<Value>, Vec<(Instant, String)>) {
+        let status = self.child.wait().unwrap();
+        let lines = self.stderr.join().unwrap();
+        eprintln!("--- run {} exited {status}", self.child.id());
+        for (_, line) in &lines {
+            eprintln!("{line}");
+        }
+        (status, self.events.iter().collect(), lines)
+    }
+}
+
+fn signal(pid: u32, signal: &str) {
+    let out = std::process::Command::new("kill")
+        .args(["-s", signal, &pid.to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "kill -s {signal} {pid}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A process held with SIGSTOP; SIGCONT when dropped, so that a failing test cannot leave it
+/// stopped.
+struct Stopped(u32);
+
+impl Stopped {
+    fn stop(pid: u32) -> Stopped {
+        signal(pid, "STOP");
+        Stopped(pid)
+    }
+
+    /// The kube-apiserver of `cluster`, by the PID start.sh recorded.
+    fn apiserver(cluster: &str) -> Stopped {
+        let pids = std::fs::read_to_string(state_dir().join("pids")).unwrap();
+        let pid = pids
+            .lines()
+            .find(|l| l.contains(&format!(" {cluster}/kube-apiserver ")))
+            .and_then(|l| l.split(' ').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no kube-apiserver of {cluster} in {pids}"));
+        Stopped::stop(pid)
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "CONT", &self.0.to_string()])
+            .output();
+    }
+}
+
+/// A set of 3 with one claim each in A, its claims as they were, and the split-brain observer.
+struct Scene {
+    pair: Pair,
+    before: BTreeMap<String, (String, String)>,
+    observer: SplitBrainObserver,
+}
+
+impl Scene {
+    async fn new(prefix: &str) -> Scene {
+        let pair = Pair::new(prefix).await;
+        pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+            .await;
+        let before = pair.claims(false).await;
+        let observer = SplitBrainObserver::start(pair.ns());
+        Scene {
+            pair,
+            before,
+            observer,
+        }
+    }
+
+    /// Everything moved, no two pods of an ordinal ever ran at once, and the lease was given
+    /// back.
+    async fn assert_moved_and_released(self) {
+        assert_moved(&self.pair, &self.before, 3).await;
+        let lease = Api::<Lease>::namespaced(self.pair.b.clone(), self.pair.ns())
+            .get_opt("kubectl-migrate-web")
+            .await
+            .unwrap();
+        assert!(lease.is_none(), "the last driver kept its lease: {lease:?}");
+        self.observer.assert_never_split();
+    }
+}
+
+/// Steps that write; `wait-pods-gone` and `wait-ready` with a health check only read.
+fn writes(event: &Value) -> bool {
+    event["event"] == "write"
+        || (event["event"] == "step-finished"
+            && !matches!(
+                event["step"].as_str(),
+                Some("wait-pods-gone" | "wait-ready")
+            ))
+}
+
+/// One round: two identical runs, `delay` apart. Exactly one drives (starts steps, exit 0).
+/// The other starts no step: it is refused with the lease message naming the driver or, unless
+/// `must_refuse`, it watched the driver's lease until it was given back and found the migration
+/// complete. Never an apply conflict.
+async fn two_runs(delay: Duration, args: &'static [&'static str], must_refuse: bool) {
+    let scene = Scene::new("two-runs").await;
+    let ns = scene.pair.ns().to_string();
+    let runs = tokio::task::spawn_blocking(move || {
+        let first = Running::start(&ns, args);
+        std::thread::sleep(delay);
+        let second = Running::start(&ns, args);
+        let pids = [first.pid(), second.pid()];
+        (pids, [first.finish(), second.finish()])
+    })
+    .await
+    .unwrap();
+    let (pids, [first, second]) = runs;
+    let drove = |events: &[Value]| events.iter().any(|e| e["event"] == "step-started");
+    let (driver, (status, _, err), (other_status, other_events, other_err)) =
+        match (drove(&first.1), drove(&second.1)) {
+            (true, false) => (pids[0], first, second),
+            (false, true) => (pids[1], second, first),
+            both => panic!("exactly one run drives, not {both:?}: {first:?} {second:?}"),
+        };
+    assert!(status.success(), "the driver failed: {err}");
+    assert!(
+        !other_err.to_lowercase().contains("conflict"),
+        "the lease message, not an apply conflict: {other_err}"
+    );
+    let result = other_events.last().map(|e| e["result"].clone());
+    if other_status.code() == Some(1) {
+        assert!(
+            other_err.contains("another kubectl-migrate (")
+                && other_err.contains(&format!("/{driver}/"))
+                && other_err.contains("is driving this migration"),
+            "the other run names the driver: {other_err}"
+        );
+        assert_eq!(result, Some("refused".into()), "{other_events:?}");
+    } else {
+        assert!(!must_refuse, "the other run was not refused: {other_err}");
+        assert!(other_status.success(), "{other_err}");
+        assert!(
+            other_err.contains("is held by") && other_err.contains(&format!("/{driver}/")),
+            "the other run finished without having waited for the driver: {other_err}"
+        );
+        assert_eq!(result, Some("succeeded".into()), "{other_events:?}");
+    }
+    scene.assert_moved_and_released().await;
+}
+
+#[tokio::test]
+async fn two_runs_started_100ms_apart_one_drives_and_the_other_is_refused_by_the_lease() {
+    let _shared = CLUSTERS.read().await;
+    // A quick migration may end before the other run has seen a renewal: it then waits and
+    // finds the migration complete. With a health check the driver renews while the other
+    // watches, so the other is refused. At 700 ms the other starts while the driver writes
+    // (the window in which its preflight used to meet the driver's StatefulSet as an apply
+    // conflict).
+    const CHECKED: &[&str] = &["--yes", "--health-check", "sleep 2"];
+    // At once, both may try to create the lease: the one that loses that race names the other
+    // too.
+    tokio::join!(
+        two_runs(Duration::from_millis(100), &["--yes"], false),
+        two_runs(Duration::from_millis(100), CHECKED, true),
+        two_runs(Duration::from_millis(700), CHECKED, true),
+        two_runs(Duration::ZERO, CHECKED, true),
+    );
+}
+
+#[tokio::test]
+async fn a_run_started_right_after_the_driver_was_sigkilled_takes_over_after_expiry() {
+    let _shared = CLUSTERS.read().await;
+    let scene = Scene::new("killed-driver").await;
+    let ns = scene.pair.ns().to_string();
+    let (killed, (status, _, lines)) = tokio::task::spawn_blocking(move || {
+        let mut driver = Running::start(&ns, &["--yes"]);
+        driver.wait_for_step("step-finished", "wait-ready");
+        driver.child.kill().unwrap();
+        let killed = driver.pid();
+        driver.finish();
+        (killed, Running::start(&ns, &["--yes"]).finish_timed())
+    })
+    .await
+    .unwrap();
+    assert!(status.success(), "{lines:?}");
+    let at = |text: &str| {
+        lines
+            .iter()
+            .find(|(_, line)| line.contains(text) && line.contains(&format!("/{killed}/")))
+            .unwrap_or_else(|| panic!("no line with {text:?} naming the killed run: {lines:?}"))
+            .0
+    };
+    let watched = at("took over").duration_since(at("is held by"));
+    // Its last renewal was up to a retry period before the kill, so a run that compared the
+    // renew time with its clock would take over sooner; one that guessed from the process
+    // table, at once.
+    assert!(
+        watched >= LEASE_DURATION - Duration::from_millis(300),
+        "took over after watching the lease for {watched:?}"
+    );
+    scene.assert_moved_and_released().await;
+}
+
+#[tokio::test]
+async fn a_driver_stopped_past_its_lease_stops_after_sigcont_and_leaves_the_new_lease_alone() {
+    let _shared = CLUSTERS.read().await;
+    let scene = Scene::new("stopped-driver").await;
+    let ns = scene.pair.ns().to_string();
+    // The health check gives a quiet moment to stop the driver in: no request in flight.
+    let args = ["--yes", "--health-check", "sleep 2"];
+    let (stopped_pid, new_pid, stopped, new) = tokio::task::spawn_blocking(move || {
+        let driver = Running::start(&ns, &args);
+        driver.wait_for_step("step-started", "verify");
+        let pause = Stopped::stop(driver.pid());
+        let second = Running::start(&ns, &args);
+        // It starts a step only once it holds the lease: taken over, 15 s after its first look.
+        second.wait_for_step("step-started", "verify");
+        // Whatever it said before it was stopped has been read by now.
+        driver.drain();
+        drop(pause);
+        let pids = (driver.pid(), second.pid());
+        (pids.0, pids.1, driver.finish(), second.finish())
+    })
+    .await
+    .unwrap();
+    let (status, after_cont, err) = stopped;
+    assert_eq!(status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("took over the migration's Lease")
+            && err.contains(&format!("/{new_pid}/"))
+            && err.contains("Resume with:"),
+        "the stopped driver says who took over: {err}"
+    );
+    let wrote: Vec<&Value> = after_cont.iter().filter(|e| writes(e)).collect();
+    assert!(wrote.is_empty(), "wrote after SIGCONT: {wrote:?}");
+    let (status, _, err) = new;
+    assert!(status.success(), "{err}");
+    assert!(
+        err.contains(&format!("/{stopped_pid}/")) && !err.contains("deleted by someone else"),
+        "{err}"
+    );
+    scene.assert_moved_and_released().await;
+}
+
+#[tokio::test]
+async fn the_destination_apiserver_unreachable_longer_than_the_lease_stops_the_driver() {
+    let _alone = CLUSTERS.write().await;
+    let scene = Scene::new("apiserver-down").await;
+    let ns = scene.pair.ns().to_string();
+    let args = ["--yes", "--health-check", "sleep 2"];
+    let (status, err, stopped_while_down) = tokio::task::spawn_blocking(move || {
+        let mut driver = Running::start(&ns, &args);
+        driver.wait_for_step("step-started", "verify");
+        let down = Stopped::apiserver("b");
+        let since = Instant::now();
+        let mut exited = None;
+        while since.elapsed() < LEASE_DURATION + Duration::from_secs(5) {
+            exited = exited.or_else(|| driver.child.try_wait().unwrap());
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        drop(down);
+        let (status, _, err) = driver.finish();
+        (status, err, exited.is_some())
+    })
+    .await
+    .unwrap();
+    assert!(
+        stopped_while_down,
+        "the driver was still running {LEASE_DURATION:?} after km-b stopped answering: {err}"
+    );
+    assert_eq!(status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("could not renew the migration's Lease")
+            && err.contains("Resume with:\n  kubectl migrate statefulset web"),
+        "{err}"
+    );
+    let out = run(migrate(scene.pair.ns(), &args));
+    assert!(
+        out.status.success(),
+        "the resumed run failed: {}",
+        stderr(&out)
+    );
+    scene.assert_moved_and_released().await;
+}

@@ -1,0 +1,217 @@
+//! What a person sees on a terminal, without clusters: the tables of schema-diff, failure-policy
+//! and version, run on a pseudo-terminal with colour on and rendered by a terminal emulator at
+//! 80, 100, 120 and 200 columns. A row is one line, the cells people scan for are whole, and
+//! colour never moves anything (the same screen comes out with --color never).
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use support::pty::{Spawn, Term};
+
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_kubectl-migrate"))
+}
+
+fn schema_data() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema")
+}
+
+const NO_KUBECONFIG: &[(&str, &str)] = &[("KUBECONFIG", "/nonexistent/kubeconfig")];
+
+fn check_at_every_width(args: &[&str], cwd: &Path, rows: &[&[&str]]) {
+    support::pty::check_at_every_width(&binary(), args, NO_KUBECONFIG, cwd, rows);
+}
+
+#[test]
+fn schema_diff_tables_keep_rows_whole_at_every_width() {
+    let args = [
+        "schema-diff",
+        "-f",
+        "widgets-a.yaml",
+        "-f",
+        "widgets-b.yaml",
+    ];
+    check_at_every_width(
+        &args,
+        &schema_data(),
+        &[
+            &["VERSION", "WIDGETS-A.YAML", "WIDGETS-B.YAML"],
+            &["v1", "served, storage", "served"],
+            &["PATH", "CHANGE", "CLASS"],
+            &[
+                ".spec.owner",
+                "required added",
+                "breaking",
+                "optional",
+                "required",
+            ],
+            &[".spec.legacy", "field removed", "breaking", "string"],
+            &[
+                ".spec.replicas",
+                "type changed",
+                "breaking",
+                "integer",
+                "string",
+            ],
+            &[".spec.size", "maximum narrowed", "breaking", "100", "50"],
+            &[".spec.tier", "field added", "compatible", "-", "string"],
+            &["-", "version removed", "breaking", "served"],
+            &[".spec", "CEL rule added", "breaking"],
+        ],
+    );
+}
+
+#[test]
+fn object_verdicts_keep_rows_whole_at_every_width() {
+    let args = [
+        "schema-diff",
+        "-f",
+        "widgets-a.yaml",
+        "-f",
+        "widgets-b.yaml",
+        "--object",
+        "widget-outside-lcd.yaml",
+    ];
+    check_at_every_width(
+        &args,
+        &schema_data(),
+        &[
+            &["OBJECT", "SOURCE", "LOCAL", "SERVER", "REASONS"],
+            &["Widget/tiered", "widgets-a.yaml", "rejected", ".spec.tier"],
+            &["widgets-b.yaml", "accepted"],
+        ],
+    );
+}
+
+/// A Job whose rules and messages are long enough to need the room of a wide terminal.
+const JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata: {name: train-a-rather-long-model-name}
+spec:
+  completions: 3
+  parallelism: 1
+  backoffLimit: 2
+  podFailurePolicy:
+    rules:
+    - action: FailJob
+      onExitCodes: {containerName: main, operator: In, values: [42]}
+    - action: Ignore
+      onPodConditions: [{type: DisruptionTarget, status: \"True\"}]
+    - action: Count
+      onExitCodes: {operator: NotIn, values: [0]}
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: registry.example/train:1}]
+";
+
+#[test]
+fn failure_policy_tables_keep_rows_whole_at_every_width() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("job.yaml"), JOB).unwrap();
+    let simulate = [
+        "failure-policy",
+        "simulate",
+        "-f",
+        "job.yaml",
+        "--fail",
+        "evicted",
+        "--fail",
+        "exit=1",
+        "--fail",
+        "exit=1",
+        "--fail",
+        "exit=1",
+    ];
+    check_at_every_width(
+        &simulate,
+        dir.path(),
+        &[
+            &[
+                "#",
+                "AT",
+                "POD",
+                "RULE",
+                "ACTION",
+                "COUNTED",
+                "FAILED",
+                "SUCCEEDED",
+            ],
+            &["1", "0s", "failed", "1", "Ignore", "no", "0", "0"],
+            &["2", "failed", "2", "Count", "yes", "1", "0"],
+            &["4", "failed", "2", "Count", "yes", "3", "0"],
+        ],
+    );
+    let check = [
+        "failure-policy",
+        "check",
+        "-f",
+        "job.yaml",
+        "--k8s-version",
+        "1.29",
+    ];
+    check_at_every_width(
+        &check,
+        dir.path(),
+        &[
+            &["FEATURE", "USED", "AT THIS VERSION", "CONSEQUENCE"],
+            &["podFailurePolicy", "yes"],
+        ],
+    );
+}
+
+#[test]
+fn the_version_table_keeps_its_rows_whole() {
+    check_at_every_width(
+        &["version", "--client"],
+        &schema_data(),
+        &[
+            &["COMPONENT", "VERSION", "COMMIT"],
+            &["client", env!("CARGO_PKG_VERSION")],
+        ],
+    );
+}
+
+/// Each stream is coloured by its own terminal: with stdout sent to a file the error on the
+/// terminal is still red, and with stderr sent to a file the table on the terminal is still
+/// bold; the file gets no colour codes.
+#[test]
+fn each_stream_takes_colour_from_its_own_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = binary();
+    let run_sh = |script: &str| {
+        Term::spawn(Spawn {
+            program: Path::new("/bin/sh"),
+            args: &["-c", script],
+            env: &[
+                ("KUBECONFIG", "/nonexistent/kubeconfig"),
+                ("BIN", bin.to_str().unwrap()),
+            ],
+            cwd: Some(dir.path()),
+            cols: 100,
+            rows: 40,
+        })
+        .finish(Duration::from_secs(30))
+    };
+    // An unknown context: the table on stdout, the error on stderr.
+    let out_to_file = run_sh("\"$BIN\" version --context nowhere > out.txt");
+    let table = std::fs::read_to_string(dir.path().join("out.txt")).unwrap();
+    assert!(table.starts_with("COMPONENT"), "{table}");
+    assert!(!table.contains('\u{1b}'), "colour in a file: {table:?}");
+    assert!(
+        out_to_file.raw.contains("\u{1b}[1;31merror:")
+            || out_to_file.raw.contains("\u{1b}[31;1merror:"),
+        "the terminal's error is red: {:?}",
+        out_to_file.raw
+    );
+    let err_to_file = run_sh("\"$BIN\" version --context nowhere 2> err.txt");
+    let error = std::fs::read_to_string(dir.path().join("err.txt")).unwrap();
+    assert!(error.starts_with("error: context \"nowhere\""), "{error}");
+    assert!(!error.contains('\u{1b}'), "colour in a file: {error:?}");
+    assert!(
+        err_to_file.raw.contains("\u{1b}[1mCOMPONENT"),
+        "the terminal's table is bold: {:?}",
+        err_to_file.raw
+    );
+}
