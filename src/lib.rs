@@ -21,7 +21,7 @@ pub mod commands;
 pub mod duration;
 pub mod error;
 pub mod failure_policy;
-mod manifest;
+pub mod manifest;
 mod output;
 pub mod schema;
 mod statefulset;

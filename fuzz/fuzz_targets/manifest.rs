@@ -1,12 +1,14 @@
 //! A file given to `schema-diff -f`, without the filesystem: its bytes through every reader
-//! the loader may use (the JSON List streamer, the fast block-YAML reader, serde-saphyr,
-//! serde_json) and on into APIs, the packed form they are kept in, the diff and the LCD.
+//! the loader may use (the JSON List streamer, the fast block-YAML reader, and the reference
+//! reader `manifest::yaml`: granit-parser's events with kubectl's scalar rules, serde_json for
+//! JSON) and on into APIs, the packed form they are kept in, the diff and the LCD.
 //!
-//! Besides "no panic", the fast readers are held to what their modules promise: whatever they
-//! give is what the reference readers give (see `block_yaml` and `json_list`), and the two
-//! trees the loader reads documents from make the same APIs.
+//! Besides "no panic", the hand-written fast readers are held to what their modules promise:
+//! whatever they give is what the reference reader gives (see `block_yaml` and `json_list`),
+//! and the two trees the loader reads documents from make the same APIs.
 #![no_main]
 
+use kubectl_migrate::manifest::yaml;
 use kubectl_migrate::schema::load::{self, BuiltinRef, Selection};
 use kubectl_migrate::schema::model::{ApiDef, parse_crd_schema, to_json};
 use kubectl_migrate::schema::stored::StoredApi;
@@ -93,7 +95,7 @@ fn json_list_agrees(data: &[u8], selection: &Selection) {
     }
 }
 
-/// Whatever the fast block-YAML reader takes, serde-saphyr reads the same way.
+/// Whatever the fast block-YAML reader takes, the reference reader reads the same way.
 fn block_yaml_agrees(text: &str) {
     let Some(fast) = block_yaml::parse_documents(text) else {
         assert!(block_yaml::parse_borrowed(text).is_none());
@@ -101,12 +103,9 @@ fn block_yaml_agrees(text: &str) {
     };
     let borrowed = block_yaml::parse_borrowed(text).expect("both entry points agree");
     assert_eq!(borrowed.len(), fast.len());
-    match serde_saphyr::from_multiple::<Value>(text) {
-        Ok(docs) => {
-            let docs: Vec<Value> = docs.into_iter().filter(|d| !d.is_null()).collect();
-            assert_eq!(fast, docs, "the fast reader differs from serde-saphyr");
-        }
-        Err(e) => panic!("the fast reader accepted what serde-saphyr rejects: {e}"),
+    match yaml::documents(text, "f") {
+        Ok(docs) => assert_eq!(fast, docs, "the fast reader differs from the reference"),
+        Err(e) => panic!("the fast reader accepted what the reference rejects: {e}"),
     }
 }
 

@@ -39,12 +39,10 @@ pub fn read_job(path: &Path) -> Result<JobInput> {
     })
 }
 
-pub fn parse_job(text: &str, name: &str) -> Result<Job> {
-    let value: serde_json::Value = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| Error::input_because(name, "invalid JSON", e))?
-    } else {
-        serde_saphyr::from_str(text).map_err(|e| Error::input_because(name, "invalid YAML", e))?
-    };
+/// The Job a manifest's text holds (one document, or a List of one), read as kubectl reads it.
+pub fn parse_job(text: &str, label: &str) -> Result<Job> {
+    let manifest::Object { at: name, value } = manifest::one_object(text, label, "batch/v1 Job")?;
+    let name = name.as_str();
     let kind = value.get("kind").and_then(|k| k.as_str()).unwrap_or("");
     let api_version = value
         .get("apiVersion")

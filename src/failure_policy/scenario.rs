@@ -67,11 +67,13 @@ fn true_status() -> String {
 
 /// Reads a scenario file's outcomes.
 pub fn parse_file(text: &str, source: &str) -> Result<Vec<OutcomeSpec>, Error> {
-    let value: Value = if text.trim_start().starts_with('{') {
-        serde_json::from_str(text).map_err(|e| Error::input_because(source, "invalid JSON", e))?
-    } else {
-        serde_saphyr::from_str(text).map_err(|e| Error::input_because(source, "invalid YAML", e))?
-    };
+    let docs = crate::manifest::yaml::documents(text, source)?;
+    let [value] = <[Value; 1]>::try_from(docs).map_err(|docs| {
+        Error::input(
+            source,
+            format!("holds {} documents; a scenario is one", docs.len()),
+        )
+    })?;
     let file: ScenarioFile = serde_json::from_value(value)
         .map_err(|e| Error::input_because(source, "not a scenario", e))?;
     Ok(file.outcomes)

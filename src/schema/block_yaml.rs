@@ -1,14 +1,16 @@
 //! A fast reader for the block-style YAML that CRD manifests are written in (controller-gen,
 //! `kubectl get -o yaml`, Helm output): block mappings and sequences, plain, quoted and literal
-//! scalars, comments and `---` separators.
+//! scalars, comments and `---` separators. The one hand-written reader of the crate, fenced here.
 //!
-//! serde-saphyr reads such files at about 25 MB/s per core, which made parsing dominate
-//! schema-diff. This reader gives the same values for the subset it knows and returns `None`
-//! for anything else: flow collections other than `{}`/`[]`, anchors, aliases, tags, folded or
-//! multi-line plain or quoted scalars, scalars whose type could be
-//! anything but a plain string, integer, decimal or `true`/`false`, duplicate keys, tabs or
-//! carriage returns, and every error. The caller then reads the file with serde-saphyr, which
-//! stays the reference: its values and its error messages. `tests` compare the two.
+//! The reference reader, [`crate::manifest::yaml`] (granit-parser's events with the scalar rules
+//! kubectl applies), is several times slower on such files (BENCHMARKS.md). This reader gives
+//! the same values for the subset it knows, resolving plain scalars with the reference's own
+//! [`yaml::resolve_plain`], and returns `None` for anything else: flow collections other than
+//! `{}`/`[]`, anchors, aliases, tags, folded or multi-line plain or quoted scalars, keys that
+//! are not certainly strings, duplicate keys, tabs, carriage returns, YAML 1.1 line breaks
+//! (NEL, LS, PS), nesting past [`MAX_DEPTH`], and every error. The caller then reads the file
+//! with the reference reader: its values and its error messages. `tests` and the `manifest`
+//! fuzz target (run in CI) compare the two.
 //!
 //! It reads into [`Json`], whose plain scalars and keys borrow from the text; the loader reads
 //! files from that tree directly, [`parse_documents`] gives the `Value`s it turns into.
@@ -17,9 +19,10 @@ use std::borrow::Cow;
 use serde_json::{Number, Value};
 
 use super::json_view::{Json, JsonMap, JsonView};
+use crate::manifest::yaml::{self, MAX_DEPTH, Scalar};
 
-/// The documents of `text`, as `serde_saphyr::from_multiple::<Value>` gives them, or `None`
-/// when the text uses something this reader leaves to serde-saphyr.
+/// The documents of `text`, as [`yaml::documents`] gives them, or `None` when the text uses
+/// something this reader leaves to it.
 pub fn parse_documents(text: &str) -> Option<Vec<Value>> {
     let docs = parse_borrowed(text)?;
     Some(docs.iter().map(Json::to_value).collect())
@@ -34,13 +37,14 @@ pub fn parse_borrowed(text: &str) -> Option<Vec<Json<'_>>> {
         text,
         pos: 0,
         peeked: std::cell::Cell::new(None),
+        depth: 0,
     };
     let mut docs = Vec::new();
     // An optional `---` before the first document.
     reader.separator();
     loop {
         let doc = reader.document()?;
-        // Empty documents are left out, as the tool leaves out serde-saphyr's nulls.
+        // Empty documents are left out, as the tool leaves out the reference reader's nulls.
         if doc != Json::Null {
             docs.push(doc);
         }
@@ -53,14 +57,18 @@ pub fn parse_borrowed(text: &str) -> Option<Vec<Json<'_>>> {
     }
 }
 
-/// Whether `text` has a tab or a carriage return (left to serde-saphyr), or a character YAML
-/// does not allow in a stream (serde-saphyr's error): a control character other than the line
+/// Whether `text` has a tab or a carriage return (left to the reference reader), or a character YAML
+/// does not allow in a stream (the reference reader's error): a control character other than the line
 /// feed, DEL, a C1 control other than NEL, U+FFFE or U+FFFF.
 fn unprintable_tab_or_return(text: &str) -> bool {
     text.bytes().any(|b| (b < 0x20 && b != b'\n') || b == 0x7f)
         || !text.is_ascii()
             && text.chars().any(|c| {
-                matches!(c, '\u{80}'..='\u{84}' | '\u{86}'..='\u{9f}' | '\u{fffe}' | '\u{ffff}')
+                // NEL, LS and PS break lines in YAML 1.1 (kubectl's reader) but not in 1.2.
+                matches!(
+                    c,
+                    '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}'
+                )
             })
 }
 
@@ -70,6 +78,9 @@ struct Reader<'a> {
     pos: usize,
     /// What [`Reader::peek`] found last, and from where.
     peeked: std::cell::Cell<Option<(usize, Option<Line>)>>,
+    /// How many collections enclose the one being read: past the reference reader's limit the
+    /// file is left to it, which refuses it (this reader recurses and would run out of stack).
+    depth: usize,
 }
 
 /// The next line with content.
@@ -195,6 +206,21 @@ impl<'a> Reader<'a> {
     }
 
     fn mapping(&mut self, indent: usize) -> Option<Json<'a>> {
+        self.nested(|reader| reader.mapping_members(indent))
+    }
+
+    /// Reads one collection more deeply nested, unless that is deeper than the limit.
+    fn nested(&mut self, read: impl FnOnce(&mut Self) -> Option<Json<'a>>) -> Option<Json<'a>> {
+        if self.depth >= MAX_DEPTH {
+            return None;
+        }
+        self.depth += 1;
+        let value = read(self);
+        self.depth -= 1;
+        value
+    }
+
+    fn mapping_members(&mut self, indent: usize) -> Option<Json<'a>> {
         let mut members = Vec::new();
         while let Some((line, content)) = self.next_in(indent) {
             if line.indent > indent || is_dash(content) {
@@ -205,11 +231,15 @@ impl<'a> Reader<'a> {
                 self.value_after(line, line.start + (content.len() - rest.len()), indent)?;
             members.push((Cow::Borrowed(key), value));
         }
-        // A repeated key is left to serde-saphyr.
+        // A repeated key is left to the reference reader.
         JsonMap::from_unique(members).map(Json::Object)
     }
 
     fn sequence(&mut self, indent: usize) -> Option<Json<'a>> {
+        self.nested(|reader| reader.sequence_items(indent))
+    }
+
+    fn sequence_items(&mut self, indent: usize) -> Option<Json<'a>> {
         let mut items = Vec::new();
         while let Some((line, content)) = self.next_in(indent) {
             if line.indent > indent {
@@ -464,7 +494,7 @@ impl<'a> Reader<'a> {
             let spaces = bytes[pos..end].iter().take_while(|&&b| b == b' ').count();
             if pos + spaces == end {
                 // A blank line belongs to the scalar if more content follows. One with more
-                // spaces than the indent would keep them: left to serde-saphyr.
+                // spaces than the indent would keep them: left to the reference reader.
                 if spaces > content_indent {
                     return None;
                 }
@@ -474,6 +504,11 @@ impl<'a> Reader<'a> {
             }
             if spaces < content_indent {
                 break;
+            }
+            if end == bytes.len() {
+                // The text ends without a line break: whether the last line still gets one
+                // differs between YAML readers; left to the reference.
+                return None;
             }
             let line = &self.text[pos + content_indent..end];
             let more = spaces > content_indent;
@@ -614,46 +649,23 @@ fn plain_string(text: &str) -> bool {
 }
 
 fn plain(text: Cow<'_, str>) -> Option<Json<'_>> {
-    // YAML 1.1 booleans and the nulls, as serde-saphyr reads them by default.
-    const TRUE: [&str; 4] = ["true", "yes", "y", "on"];
-    const FALSE: [&str; 4] = ["false", "no", "n", "off"];
-    if text.len() <= 5 {
-        if matches!(&*text, "null" | "Null" | "NULL" | "~") {
-            return Some(Json::Null);
-        }
-        if TRUE.iter().any(|w| text.eq_ignore_ascii_case(w)) {
-            return Some(Json::Bool(true));
-        }
-        if FALSE.iter().any(|w| text.eq_ignore_ascii_case(w)) {
-            return Some(Json::Bool(false));
-        }
-    }
     if plain_string(&text) {
         return Some(Json::String(text));
     }
-    let digits = text.strip_prefix('-').unwrap_or(&text);
-    let (int, fraction) = match digits.split_once('.') {
-        Some((i, f)) => (i, Some(f)),
-        None => (digits, None),
-    };
-    let all_digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(int) || int.len() > 1 && int.starts_with('0') || int.len() > 18 {
-        return None;
-    }
-    match fraction {
-        None if text.starts_with('-') => text.parse::<i64>().ok().map(|n| Json::Number(n.into())),
-        None => text.parse::<u64>().ok().map(|n| Json::Number(n.into())),
-        Some(f) if all_digits(f) && f.len() <= 15 => text
-            .parse::<f64>()
-            .ok()
-            .and_then(Number::from_f64)
-            .map(Json::Number),
-        Some(_) => None,
-    }
+    Some(match yaml::resolve_plain(&text) {
+        Scalar::Null => Json::Null,
+        Scalar::Bool(b) => Json::Bool(b),
+        Scalar::Int(n) => Json::Number(n.into()),
+        Scalar::Uint(n) => Json::Number(n.into()),
+        // Infinities and NaN are the reference reader's error.
+        Scalar::Float(f) => Json::Number(Number::from_f64(f)?),
+        // Not certainly a string (it may hold `: `, or be a key in disguise): not guessed.
+        Scalar::Str(_) => return None,
+    })
 }
 
 /// The character of the escape `\\escape` and how many bytes of `rest` (what follows it) it
-/// used; `None` for escapes left to serde-saphyr.
+/// used; `None` for escapes left to the reference reader.
 fn unescape(escape: u8, rest: &str) -> Option<(char, usize)> {
     let hex = |len: usize| {
         let digits = rest.get(..len)?;

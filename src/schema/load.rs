@@ -15,6 +15,7 @@ use super::model::{self, ApiDef, Origin, RefResolver, SchemaError, SourceSchemas
 use super::stored::StoredApi;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
+use crate::manifest::yaml;
 
 /// A built-in type named on the command line: `apps/v1/statefulsets`, `core/v1/pods` (also
 /// `v1/pods` or `/v1/pods` for the core group).
@@ -114,32 +115,15 @@ fn schema_errors(source: &str, what: &str, errors: &[SchemaError]) -> Error {
     )
 }
 
-/// Splits a file's text into documents: JSON (one value) or YAML (any number of documents).
+/// Splits a file's text into documents as kubectl reads them (see [`crate::manifest::yaml`]),
+/// through the fast block-YAML reader where it takes the text.
 pub fn parse_documents(text: &str, source: &str) -> Result<Vec<Value>> {
-    if looks_like_json(text) {
-        return parse_json_document(text, source).map(|doc| vec![doc]);
-    }
-    if let Some(docs) = super::block_yaml::parse_documents(text) {
+    if !yaml::looks_like_json(text)
+        && let Some(docs) = super::block_yaml::parse_documents(text)
+    {
         return Ok(docs);
     }
-    parse_yaml_documents(text, source)
-}
-
-/// Whether a file's text is read as one JSON value rather than as YAML.
-fn looks_like_json(text: &str) -> bool {
-    let trimmed = text.trim_start();
-    trimmed.starts_with('{') || trimmed.starts_with('[')
-}
-
-fn parse_json_document(text: &str, source: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::input_because(source, "invalid JSON", e))
-}
-
-/// YAML documents read by serde-saphyr, the reference reader, without the empty ones.
-fn parse_yaml_documents(text: &str, source: &str) -> Result<Vec<Value>> {
-    let docs: Vec<Value> = serde_saphyr::from_multiple(text)
-        .map_err(|e| Error::input_because(source, "invalid YAML", e))?;
-    Ok(docs.into_iter().filter(|d| !d.is_null()).collect())
+    yaml::documents(text, source)
 }
 
 /// Turns the documents of one file into APIs. CRDs, lists of CRDs and OpenAPI v3 documents are
@@ -186,7 +170,7 @@ fn each_api<D: JsonView>(
     mut found: impl FnMut(ApiDef),
 ) -> Result<()> {
     for (index, doc) in docs.iter().enumerate() {
-        let at = document_at(source, index);
+        let at = crate::manifest::document_at(source, index, docs.len());
         if is_openapi(doc) {
             let doc = match doc.as_serde_value() {
                 Some(value) => std::borrow::Cow::Borrowed(value),
@@ -219,15 +203,6 @@ fn each_api<D: JsonView>(
         }
     }
     Ok(())
-}
-
-/// How messages name a file's document at `index`.
-fn document_at(source: &str, index: usize) -> String {
-    if index == 0 {
-        source.to_string()
-    } else {
-        format!("{source} (document {})", index + 1)
-    }
 }
 
 fn is_openapi(doc: &impl JsonView) -> bool {
@@ -750,14 +725,12 @@ fn load_one_file(
     .map_err(|e| Error::input_because(name.as_str(), "", e))?;
     // As `parse_documents` reads, but block YAML (the usual form of CRD files) stays in the
     // tree that borrows its scalars.
-    if looks_like_json(text) {
-        let doc = parse_json_document(text, &name)?;
-        return stored_apis_of_file(&[doc], &name, selection);
+    if !yaml::looks_like_json(text)
+        && let Some(docs) = super::block_yaml::parse_borrowed(text)
+    {
+        return stored_apis_of_file(&docs, &name, selection);
     }
-    match super::block_yaml::parse_borrowed(text) {
-        Some(docs) => stored_apis_of_file(&docs, &name, selection),
-        None => stored_apis_of_file(&parse_yaml_documents(text, &name)?, &name, selection),
-    }
+    stored_apis_of_file(&yaml::documents(text, &name)?, &name, selection)
 }
 
 /// [`stored_apis_from_documents`] for a whole file, which must hold a document.

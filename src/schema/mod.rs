@@ -396,16 +396,12 @@ pub async fn check_objects(
     for file in files {
         let input = manifest::read_text(file)?;
         let name = input.label;
-        let docs = load::parse_documents(&input.text, &name)?;
-        if docs.is_empty() {
+        let found = manifest::objects(&input.text, &name)?;
+        if found.is_empty() {
             return Err(Error::input(&name, "contains no objects"));
         }
-        for (i, doc) in docs.iter().enumerate() {
-            let at = if docs.len() > 1 {
-                format!("{name} (document {})", i + 1)
-            } else {
-                name.clone()
-            };
+        for manifest::Object { at, value } in found {
+            let doc = &value;
             let (group, version, kind) = type_of(doc).ok_or_else(|| {
                 Error::input(
                     &at,

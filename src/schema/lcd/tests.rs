@@ -171,21 +171,21 @@ fn a_type_conflict_under_an_optional_field_drops_it_with_the_reason() {
 
 #[test]
 fn integer_and_number_make_integer_and_int_or_string_narrows() {
-    let int = crd("{type: object, properties: {n: {type: integer}}}");
-    let num = crd("{type: object, properties: {n: {type: number}}}");
-    let want = node("{type: object, properties: {n: {type: integer}}}");
+    let int = crd("{type: object, properties: {num: {type: integer}}}");
+    let num = crd("{type: object, properties: {num: {type: number}}}");
+    let want = node("{type: object, properties: {num: {type: integer}}}");
     assert_eq!(spec(&lcd(&[&int, &num])), &want);
     assert_eq!(spec(&lcd(&[&num, &int])), &want);
-    let ios = crd("{type: object, properties: {n: {x-kubernetes-int-or-string: true}}}");
-    let text = crd("{type: object, properties: {n: {type: string}}}");
+    let ios = crd("{type: object, properties: {num: {x-kubernetes-int-or-string: true}}}");
+    let text = crd("{type: object, properties: {num: {type: string}}}");
     assert_eq!(
         spec(&lcd(&[&ios, &text])),
-        &node("{type: object, properties: {n: {type: string}}}")
+        &node("{type: object, properties: {num: {type: string}}}")
     );
     assert_eq!(spec(&lcd(&[&ios, &num, &int])), &want);
     assert_eq!(
         spec(&lcd(&[&ios, &ios])),
-        &node("{type: object, properties: {n: {x-kubernetes-int-or-string: true}}}")
+        &node("{type: object, properties: {num: {x-kubernetes-int-or-string: true}}}")
     );
 }
 
@@ -225,14 +225,14 @@ fn bounds_are_the_tightest_of_each() {
         &crd(
             "{type: object, properties: {
                s: {type: string, maxLength: 10, minLength: 1},
-               n: {type: integer, maximum: 10, minimum: 0, exclusiveMinimum: true},
+               num: {type: integer, maximum: 10, minimum: 0, exclusiveMinimum: true},
                l: {type: array, maxItems: 3, items: {type: string}},
                m: {type: object, minProperties: 1, additionalProperties: {type: string}}}}",
         ),
         &crd(
             "{type: object, properties: {
                s: {type: string, maxLength: 5, minLength: 2},
-               n: {type: integer, maximum: 10, exclusiveMaximum: true, minimum: -5},
+               num: {type: integer, maximum: 10, exclusiveMaximum: true, minimum: -5},
                l: {type: array, maxItems: 5, minItems: 1, items: {type: string}},
                m: {type: object, maxProperties: 4, minProperties: 2, additionalProperties: {type: string}}}}",
         ),
@@ -242,21 +242,21 @@ fn bounds_are_the_tightest_of_each() {
         &node(
             "{type: object, properties: {
                s: {type: string, maxLength: 5, minLength: 2},
-               n: {type: integer, maximum: 10, exclusiveMaximum: true, minimum: 0, exclusiveMinimum: true},
+               num: {type: integer, maximum: 10, exclusiveMaximum: true, minimum: 0, exclusiveMinimum: true},
                l: {type: array, maxItems: 3, minItems: 1, items: {type: string}},
                m: {type: object, maxProperties: 4, minProperties: 2, additionalProperties: {type: string}}}}"
         )
     );
     // Bounds that leave nothing: the optional field is dropped.
     let l = lcd(&[
-        &crd("{type: object, properties: {a: {type: string}, n: {type: integer, minimum: 5}}}"),
-        &crd("{type: object, properties: {a: {type: string}, n: {type: integer, maximum: 4}}}"),
+        &crd("{type: object, properties: {a: {type: string}, num: {type: integer, minimum: 5}}}"),
+        &crd("{type: object, properties: {a: {type: string}, num: {type: integer, maximum: 4}}}"),
     ]);
     assert_eq!(
         l.dropped,
         [dropped(
             "v1",
-            ".spec.n",
+            ".spec.num",
             &["one", "two"],
             "no number is allowed everywhere (minimum 5, maximum 4)"
         )]
@@ -281,12 +281,12 @@ fn patterns_of_every_source_are_kept() {
     assert!(!valid(root, json!({"spec": {"p": "b"}})));
     // A multipleOf another keeps only the coarser step; unrelated ones are both kept.
     let l = lcd(&[
-        &crd("{type: object, properties: {n: {type: integer, multipleOf: 2}}}"),
-        &crd("{type: object, properties: {n: {type: integer, multipleOf: 4}}}"),
-        &crd("{type: object, properties: {n: {type: integer, multipleOf: 3}}}"),
+        &crd("{type: object, properties: {num: {type: integer, multipleOf: 2}}}"),
+        &crd("{type: object, properties: {num: {type: integer, multipleOf: 4}}}"),
+        &crd("{type: object, properties: {num: {type: integer, multipleOf: 3}}}"),
     ]);
     assert_eq!(
-        spec(&l).properties["n"],
+        spec(&l).properties["num"],
         node("{type: integer, multipleOf: 3, allOf: [{multipleOf: 4}]}")
     );
 }
