@@ -5,6 +5,7 @@
 
 pub mod jobs;
 pub mod pty;
+pub mod real_world;
 pub mod sts;
 
 use std::path::{Path, PathBuf};

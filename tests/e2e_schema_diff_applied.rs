@@ -1,0 +1,141 @@
+//! The real-world CRDs applied to a real API server with the real kubectl, then compared with
+//! the very files they came from: read as kubectl sends them, a file and the cluster it was
+//! applied to give no findings at all. The older releases go to km-b, the newer to km-c (two
+//! releases of one CRD cannot share a cluster: a newer one may drop a stored version).
+mod support;
+
+use std::path::Path;
+use std::process::Command as Process;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use support::real_world::all_pairs;
+use support::{CONTEXT_B, CONTEXT_C, cluster_bin_dir, kubeconfig_path};
+
+fn kubectl(context: &str, args: &[&str]) -> std::process::Output {
+    let out = Process::new(cluster_bin_dir().join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path())
+        .args(["--context", context])
+        .args(args)
+        .output()
+        .expect("run kubectl");
+    assert!(
+        out.status.success(),
+        "kubectl {args:?} on {context}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Waits until the CRD is Established (`kubectl wait` fails while it has no conditions yet).
+fn established(context: &str, crd: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let jsonpath = "jsonpath={.status.conditions[?(@.type==\"Established\")].status}";
+    loop {
+        let out = kubectl(context, &["get", "crd", crd, "-o", jsonpath]);
+        if out.stdout == b"True" {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{crd} not Established on {context} after 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// `schema-diff -f FILE --context CONTEXT NAME -o json`: its exit code and report.
+fn schema_diff(file: &Path, context: &str, crd: &str) -> (Option<i32>, Value) {
+    let out = Command::cargo_bin("kubectl-migrate")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path())
+        .arg("schema-diff")
+        .arg("-f")
+        .arg(file)
+        .args(["--context", context, crd, "--fail-on", "any", "-o", "json"])
+        .output()
+        .unwrap();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{crd} on {context}: no JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), report)
+}
+
+#[test]
+fn real_world_crds_applied_with_kubectl_give_no_findings_against_their_files() {
+    let pairs = all_pairs();
+    for (context, release) in [(CONTEXT_B, "old"), (CONTEXT_C, "new")] {
+        for pair in &pairs {
+            let file = if release == "old" {
+                &pair.old
+            } else {
+                &pair.new
+            };
+            let path = file.to_str().unwrap();
+            // Server-side: these CRDs are too large for the last-applied annotation.
+            kubectl(
+                context,
+                &["apply", "--server-side", "--force-conflicts", "-f", path],
+            );
+            established(context, &pair.crd_name);
+            let (code, report) = schema_diff(file, context, &pair.crd_name);
+            let apis = report["apis"].as_array().cloned().unwrap_or_default();
+            assert_eq!(
+                apis.iter().map(|a| a["name"].as_str()).collect::<Vec<_>>(),
+                [Some(pair.crd_name.as_str())],
+                "the report compares the CRD, and only it: {report}"
+            );
+            let present: Vec<_> = apis[0]["presence"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p["present"].as_bool())
+                .collect();
+            assert_eq!(
+                present,
+                [Some(true), Some(true)],
+                "in the file and the cluster"
+            );
+            let findings = &apis[0]["findings"];
+            assert!(
+                findings.as_array().is_some_and(Vec::is_empty) && code == Some(0),
+                "{} ({release} release) on {context}: exit {code:?}, findings: {}",
+                pair.crd_name,
+                serde_json::to_string_pretty(findings).unwrap()
+            );
+        }
+    }
+    // The comparison can tell: each older file against the newer release in km-c differs.
+    for pair in &pairs {
+        let (code, report) = schema_diff(&pair.old, CONTEXT_C, &pair.crd_name);
+        let findings = report["apis"][0]["findings"].as_array().map_or(0, Vec::len);
+        assert!(
+            findings > 0 && code == Some(1),
+            "{}: the old file against the new release gave exit {code:?} and {findings} findings",
+            pair.crd_name
+        );
+    }
+    // Left in place would only cost a rerun a re-apply; removed so other tests see clean
+    // clusters.
+    for (context, _) in [(CONTEXT_B, "old"), (CONTEXT_C, "new")] {
+        for pair in &pairs {
+            kubectl(
+                context,
+                &[
+                    "delete",
+                    "crd",
+                    &pair.crd_name,
+                    "--ignore-not-found",
+                    "--wait=false",
+                ],
+            );
+        }
+    }
+}
