@@ -1,7 +1,7 @@
 //! The files users name on the command line (`-f`, `--scenario`, `--object`): a path, or `-` for
 //! stdin, read as kubectl reads them ([`yaml`]). Every error names the input it concerns, and
 //! bad input exits 2.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -43,6 +43,42 @@ pub fn read_text(path: &Path) -> Result<Text> {
         Ok(text) => Ok(Text { label, text }),
         Err(e) => Err(Error::input_because(label, "", e)),
     }
+}
+
+/// Expands `-f`/`--object` arguments: files as given, directories to their *.yaml/*.yml/*.json files
+/// (sorted, not recursive, like `kubectl apply -f DIR`), `-` to stdin.
+pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.as_os_str() == "-" {
+            out.push(p.clone());
+            continue;
+        }
+        let meta = std::fs::metadata(p)
+            .map_err(|e| Error::input_because(p.display().to_string(), "", e))?;
+        if meta.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
+                .map_err(|e| Error::input_because(p.display().to_string(), "", e))?
+                .filter_map(|entry| entry.ok().map(|e| e.path()))
+                .filter(|f| {
+                    f.is_file()
+                        && f.extension()
+                            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
+                })
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                return Err(Error::input(
+                    p.display().to_string(),
+                    "directory has no .yaml, .yml or .json files",
+                ));
+            }
+            out.extend(files);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
 }
 
 /// How messages name the document at `index` of a file.
@@ -139,6 +175,27 @@ mod tests {
         let two = one_object("a: 1\n---\nb: 2\n", "f.yaml", "Job").unwrap_err();
         assert_eq!(two.to_string(), "f.yaml: holds 2 objects; give one Job");
         assert_eq!(two.exit_code(), 2);
+    }
+
+    #[test]
+    fn directories_expand_to_their_manifests_sorted() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["b.yaml", "a.json", "c.yml", "notes.txt"] {
+            std::fs::write(dir.path().join(name), "kind: X\n").unwrap();
+        }
+        let files = expand_paths(&[dir.path().to_path_buf(), "-".into()]).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["a.json", "b.yaml", "c.yml", "-"]);
+        let empty = tempfile::tempdir().unwrap();
+        let err = expand_paths(&[empty.path().to_path_buf()]).unwrap_err();
+        assert!(
+            err.to_string()
+                .ends_with("directory has no .yaml, .yml or .json files")
+        );
+        assert_eq!(err.exit_code(), 2);
     }
 
     #[test]

@@ -525,42 +525,6 @@ fn resource_path(path: &str) -> Option<(String, String, bool, String)> {
     ))
 }
 
-/// Expands `-f` arguments: files as given, directories to their *.yaml/*.yml/*.json files
-/// (sorted, not recursive, like `kubectl apply -f DIR`), `-` to stdin.
-pub fn expand_paths(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
-    let mut out = Vec::new();
-    for p in paths {
-        if p.as_os_str() == "-" {
-            out.push(p.clone());
-            continue;
-        }
-        let meta = std::fs::metadata(p)
-            .map_err(|e| Error::input_because(p.display().to_string(), "", e))?;
-        if meta.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(p)
-                .map_err(|e| Error::input_because(p.display().to_string(), "", e))?
-                .filter_map(|entry| entry.ok().map(|e| e.path()))
-                .filter(|f| {
-                    f.is_file()
-                        && f.extension()
-                            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-                })
-                .collect();
-            files.sort();
-            if files.is_empty() {
-                return Err(bad_input(
-                    &p.display().to_string(),
-                    "directory has no .yaml, .yml or .json files",
-                ));
-            }
-            out.extend(files);
-        } else {
-            out.push(p.clone());
-        }
-    }
-    Ok(out)
-}
-
 /// Reads the `-f` sources (each a file, all files of a directory, or stdin) into labelled
 /// sources, in the order given.
 ///
@@ -578,7 +542,7 @@ pub fn load_file_sources(paths: &[PathBuf], selection: &Selection) -> Result<Vec
         .iter()
         .map(|path| {
             let start = files.len();
-            files.extend(expand_paths(std::slice::from_ref(path))?);
+            files.extend(crate::manifest::expand_paths(std::slice::from_ref(path))?);
             Ok(start..files.len())
         })
         .collect();

@@ -393,8 +393,8 @@ pub async fn check_objects(
 ) -> Result<report::ObjectReport> {
     let server = request.server_dry_run;
     let mut objects = Vec::new();
-    for file in files {
-        let input = manifest::read_text(file)?;
+    for file in manifest::expand_paths(files)? {
+        let input = manifest::read_text(&file)?;
         let name = input.label;
         let found = manifest::objects(&input.text, &name)?;
         if found.is_empty() {
