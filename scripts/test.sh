@@ -20,6 +20,9 @@ fi
 
 step "building the control plane (cached after the first run)"
 bin=$(tests/cluster/build.sh)
+step "building the YAML truth helper: kubectl's YAML-to-JSON (cached after the first run)"
+export KM_YAML_TRUTH
+KM_YAML_TRUTH=$(tests/yamltruth/build.sh)
 
 step "cargo fmt --check"
 cargo fmt --check

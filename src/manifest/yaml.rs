@@ -266,6 +266,62 @@ fn go_format_g32(f: f64) -> String {
     out
 }
 
+/// kubectl splits a stream into documents at lines that start with `---` before it parses them,
+/// and refuses such a line with anything but a comment after the marker (`--- |`, `--- {}`).
+fn check_separators(text: &str, source: &str) -> Result<()> {
+    for (index, line) in text.lines().enumerate() {
+        if let Some(rest) = line.strip_prefix("---") {
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                return Err(Error::input(
+                    format!("{source}: line {}", index + 1),
+                    format!(
+                        "invalid document separator {line:?}: kubectl allows only a comment after ---"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Escapes YAML 1.2 added that go-yaml refuses: `\/` in a double-quoted scalar.
+fn check_escapes(raw: &str) -> std::result::Result<(), &'static str> {
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.next() == Some('/') {
+            return Err("found unknown escape character \\/ (YAML 1.1 has no such escape)");
+        }
+    }
+    Ok(())
+}
+
+/// YAML 1.1 also breaks lines at LS and PS (U+2028, U+2029), which go-yaml keeps in the
+/// value, dropping the blanks around them as around any line break; YAML 1.2 readers see
+/// ordinary characters.
+fn yaml_1_1_breaks(text: Cow<'_, str>) -> Cow<'_, str> {
+    if !text.contains(['\u{2028}', '\u{2029}']) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut after_break = false;
+    for c in text.chars() {
+        match c {
+            '\u{2028}' | '\u{2029}' => {
+                out.truncate(out.trim_end_matches([' ', '\t']).len());
+                out.push(c);
+                after_break = true;
+            }
+            ' ' | '\t' if after_break => {}
+            _ => {
+                after_break = false;
+                out.push(c);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// A node being built: a sequence, or a mapping with the key waiting for its value.
 enum Open {
     Sequence {
@@ -291,16 +347,14 @@ fn at(source: &str, span: &Span) -> String {
     format!("{source}: line {}", span.start.line())
 }
 
-fn yaml_documents(text: &str, source: &str) -> Result<Vec<Value>> {
+fn yaml_documents(input: &str, source: &str) -> Result<Vec<Value>> {
+    check_separators(input, source)?;
     let mut options = Options::default();
-    // go-yaml (a libyaml port) ends a block scalar at the end of the text without adding a line
-    // feed that is not there.
-    options.block_scalar_eof_without_line_feed = true;
     options.emit_comments = false;
     // The scanner reads ahead of the events, so its limits are ours: past them it says why.
     options.flow_nesting_limit = MAX_DEPTH;
     options.block_nesting_limit = MAX_DEPTH;
-    let parser = Parser::new_from_str_with_options(text, options);
+    let parser = Parser::new_from_str_with_options(input, options);
     let invalid = |e: granit_parser::ScanError| {
         if matches!(e.kind(), granit_parser::ErrorKind::RecursionLimitExceeded) {
             return too_deep_at(source, e.marker().line());
@@ -357,6 +411,16 @@ fn yaml_documents(text: &str, source: &str) -> Result<Vec<Value>> {
                 _ => unreachable!("the parser pairs mapping events"),
             },
             Event::Scalar(text, style, anchor, tag) => {
+                if style == ScalarStyle::DoubleQuoted {
+                    check_escapes(span.slice(input).unwrap_or(""))
+                        .map_err(|m| Error::input(at(source, &span), m))?;
+                }
+                let text = match style {
+                    ScalarStyle::Plain | ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
+                        yaml_1_1_breaks(text)
+                    }
+                    _ => text,
+                };
                 if let Some(Open::Mapping {
                     key: key @ None, ..
                 }) = stack.last_mut()

@@ -208,3 +208,65 @@ pub fn path_with(extra: &[&Path]) -> std::ffi::OsString {
     ));
     std::env::join_paths(dirs).unwrap()
 }
+
+/// The documents of a manifest exactly as kubectl sends them (tests/yamltruth: apimachinery's
+/// YAML-or-JSON decoder and sigs.k8s.io/yaml), or kubectl's reason to refuse it. The helper is
+/// `KM_YAML_TRUTH` (scripts/test.sh builds it), or built here by tests/yamltruth/build.sh.
+pub fn yaml_truth(text: &str) -> Result<Vec<serde_json::Value>, String> {
+    use std::io::Write;
+    use std::sync::OnceLock;
+    static HELPER: OnceLock<PathBuf> = OnceLock::new();
+    let helper = HELPER.get_or_init(|| {
+        if let Some(path) = std::env::var_os("KM_YAML_TRUTH") {
+            return PathBuf::from(path);
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/yamltruth/build.sh");
+        let out = std::process::Command::new(&script)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "{} failed (it needs Go and the Go module proxy): {}",
+            script.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+    });
+    let mut child = std::process::Command::new(helper)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run the YAML truth helper {}: {e}", helper.display()));
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(serde_json::from_slice(&out.stdout).expect("the helper prints JSON"))
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+    }
+}
+
+/// JSON values equal with numbers compared by value (kubectl writes 5.0 as 5, 1e3 as 1000).
+pub fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || x.as_f64().zip(y.as_f64()).is_some_and(|(x, y)| x == y)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w)))
+        }
+        _ => a == b,
+    }
+}

@@ -227,3 +227,27 @@ fn one_depth_limit_for_yaml_and_json_and_no_crash_far_past_it() {
         );
     }
 }
+
+#[test]
+fn what_go_yaml_refuses_or_reads_otherwise_is_refused_or_read_so() {
+    for (text, needle) in [
+        ("x: \"a\\/b\"\n", "unknown escape"),
+        ("--- |\n  text\n", "invalid document separator"),
+    ] {
+        let err = documents(text, "g.yaml").unwrap_err();
+        assert!(err.to_string().contains(needle), "{text:?}: {err}");
+    }
+    assert_eq!(
+        one("x: \"a\\\\/b\"\n")["x"],
+        json!("a\\/b"),
+        "an escaped backslash is fine"
+    );
+    assert_eq!(one("--- # a comment\na: 1\n"), json!({"a": 1}));
+    assert_eq!(
+        one("a: |\n  x")["a"],
+        json!("x\n"),
+        "a block scalar ends with a line break"
+    );
+    assert_eq!(one("a: x\u{2028}  y\n")["a"], json!("x\u{2028}y"));
+    assert_eq!(one("a: \"x  \u{2028}  y\"\n")["a"], json!("x\u{2028}y"));
+}
