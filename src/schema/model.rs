@@ -344,21 +344,29 @@ impl Parser<'_> {
                 "format" => s.format = self.string(v, path, key),
                 "title" => s.title = self.string(v, path, key),
                 "description" => s.description = self.string(v, path, key),
-                "default" => s.default = Some(v.to_value()),
+                "default" => s.default = Some(canonical_numbers(v.to_value())),
                 "nullable" => s.nullable = self.boolean(v, path, key),
                 "enum" => match v.as_array() {
                     Some(values) => {
-                        s.enum_values = Some(values.iter().map(JsonView::to_value).collect())
+                        s.enum_values = Some(
+                            values
+                                .iter()
+                                .map(|v| canonical_numbers(v.to_value()))
+                                .collect(),
+                        )
                     }
                     None => self.error(&format!("{path}.enum"), "Invalid value: must be a list"),
                 },
                 "pattern" => s.pattern = self.string(v, path, key),
                 "maxLength" => s.max_length = self.count(v, path, key),
-                "minLength" => s.min_length = self.count(v, path, key),
+                // A zero lower bound constrains nothing: written or not, the same schema.
+                "minLength" => s.min_length = self.count(v, path, key).filter(|&n| n > 0),
                 "maxItems" => s.max_items = self.count(v, path, key),
-                "minItems" => s.min_items = self.count(v, path, key),
+                "minItems" => s.min_items = self.count(v, path, key).filter(|&n| n > 0),
                 "maxProperties" => s.max_properties = self.count(v, path, key),
-                "minProperties" => s.min_properties = self.count(v, path, key),
+                "minProperties" => {
+                    s.min_properties = self.count(v, path, key).filter(|&n| n > 0);
+                }
                 "maximum" => s.maximum = self.number(v, path, key),
                 "minimum" => s.minimum = self.number(v, path, key),
                 "multipleOf" => s.multiple_of = self.number(v, path, key),
@@ -699,7 +707,13 @@ impl Parser<'_> {
     }
 
     fn count(&mut self, v: &impl JsonView, path: At<'_>, key: &str) -> Option<u64> {
-        match v.as_u64() {
+        // kubectl sends an integral float as an integer (5.0 and 1e1 as 5 and 10).
+        let integral = || {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && (0.0..9.0e15).contains(f))
+                .map(|f| f as u64)
+        };
+        match v.as_u64().or_else(integral) {
             Some(n) => Some(n),
             None => {
                 self.error(
@@ -741,6 +755,27 @@ impl Parser<'_> {
                 Vec::new()
             }
         }
+    }
+}
+
+/// `value` with every number that is integral written as an integer: kubectl sends 1.0 and 1e3
+/// as 1 and 1000 (and the API server keeps what it gets), so numbers compare by value.
+pub fn canonical_numbers(value: Value) -> Value {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
+            // Integral and exact in an f64: the integer it stands for.
+            #[allow(clippy::cast_possible_truncation)]
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Value::from(f as i64),
+            _ => Value::Number(n),
+        },
+        Value::Array(items) => Value::Array(items.into_iter().map(canonical_numbers).collect()),
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k, canonical_numbers(v)))
+                .collect(),
+        ),
+        other => other,
     }
 }
 

@@ -516,8 +516,40 @@ fn max_items_lowered_narrows_raised_widens() {
 
 #[test]
 fn min_items_raised_narrows_lowered_widens() {
-    bound("type: array, items: {type: string}", "minItems", "2", "0");
+    bound("type: array, items: {type: string}", "minItems", "2", "1");
     bound("type: array, items: {type: string}", "minItems", "2", "");
+}
+
+#[test]
+fn zero_lower_bounds_are_no_bound() {
+    for (schema, key) in [
+        ("type: string", "minLength"),
+        ("type: array, items: {type: string}", "minItems"),
+        (
+            "type: object, additionalProperties: {type: string}",
+            "minProperties",
+        ),
+    ] {
+        let without = format!("{{type: object, properties: {{a: {{{schema}}}}}}}");
+        let with = format!("{{type: object, properties: {{a: {{{schema}, {key}: 0}}}}}}");
+        assert!(diff2(&without, &with).is_empty(), "{key}: 0 added");
+        assert!(diff2(&with, &without).is_empty(), "{key}: 0 removed");
+        let raised = format!("{{type: object, properties: {{a: {{{schema}, {key}: 1}}}}}}");
+        assert_eq!(diff2(&with, &raised).len(), 1, "{key}: 0 -> 1 narrows");
+    }
+}
+
+#[test]
+fn numbers_are_compared_by_value() {
+    let a = "{type: object, properties: {n: {type: number, default: 1.0, enum: [0.5, 1.0, 2.0], maximum: 10}, l: {type: array, items: {type: string}, maxItems: 5.0}}}";
+    let b = "{type: object, properties: {n: {type: number, default: 1, enum: [0.5, 1, 2e0], maximum: 1e1}, l: {type: array, items: {type: string}, maxItems: 5}}}";
+    assert!(diff2(a, b).is_empty(), "{:?}", diff2(a, b));
+    let c = "{type: object, properties: {n: {type: number, default: 1.5, enum: [0.5, 1, 2], maximum: 10}, l: {type: array, items: {type: string}, maxItems: 5}}}";
+    assert_eq!(
+        diff2(a, c).len(),
+        1,
+        "a default of another value is a change"
+    );
 }
 
 #[test]
@@ -1474,4 +1506,26 @@ fn every_rule_in_the_catalogue_is_tested() {
     let untested: Vec<&String> = catalogue.difference(&covered).collect();
     assert!(untested.is_empty(), "rules without a test: {untested:?}");
     assert_eq!(covered, catalogue);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// However an integral number is spelt (1, 1.0, 1e0, 10e-1), the schema is the same.
+    #[test]
+    fn respelt_numbers_give_no_findings(n in -10_000i64..10_000, k in 0u64..1_000, spelling in 0usize..3) {
+        let spell = |v: i64| match spelling {
+            0 => format!("{v}.0"),
+            1 => format!("{v}e0"),
+            _ => format!("{}e1", v as f64 / 10.0),
+        };
+        let schema = |num: &str, count: &str| {
+            format!(
+                "{{type: object, properties: {{n: {{type: number, default: {num}, enum: [{num}, 0.5], maximum: {num}}}, l: {{type: array, items: {{type: integer, default: {num}}}, maxItems: {count}}}}}}}"
+            )
+        };
+        let plain = schema(&n.to_string(), &k.to_string());
+        let respelt = schema(&spell(n), &spell(k as i64));
+        proptest::prop_assert!(diff2(&plain, &respelt).is_empty(), "{plain} / {respelt}");
+    }
 }

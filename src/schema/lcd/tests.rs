@@ -264,6 +264,25 @@ fn bounds_are_the_tightest_of_each() {
 }
 
 #[test]
+fn numbers_spelt_differently_are_the_same_value() {
+    let l = lcd(&[
+        &crd(
+            "{type: object, properties: {e: {type: number, enum: [0.5, 1.0, 2.0], default: 1.0}, s: {type: string, minLength: 0}}}",
+        ),
+        &crd(
+            "{type: object, properties: {e: {type: number, enum: [0.5, 1, 2], default: 1}, s: {type: string}}}",
+        ),
+    ]);
+    assert!(l.dropped.is_empty(), "{:?}", l.dropped);
+    assert_eq!(
+        spec(&l),
+        &node(
+            "{type: object, properties: {e: {type: number, enum: [0.5, 1, 2], default: 1}, s: {type: string}}}"
+        )
+    );
+}
+
+#[test]
 fn patterns_of_every_source_are_kept() {
     let l = lcd(&[
         &crd("{type: object, properties: {p: {type: string, pattern: 'b$'}}}"),
