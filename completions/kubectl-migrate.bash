@@ -658,7 +658,7 @@ _kubectl__migrate() {
             return 0
             ;;
         kubectl__migrate__subcmd__schema__subcmd__diff)
-            opts="-f -o -n -v -h -V --filename --group --builtin --lcd --object --server --fail-on --ignore --baseline --all --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
+            opts="-f -o -n -v -h -V --filename --group --builtin --lcd --object --server --chunk-size --fail-on --ignore --baseline --all --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -693,6 +693,10 @@ _kubectl__migrate() {
                     if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
                         compopt -o filenames
                     fi
+                    return 0
+                    ;;
+                --chunk-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --fail-on)

@@ -112,6 +112,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-d
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l group -d 'Only CRDs of this API group (repeatable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l builtin -d 'Compare a built-in type through each source\'s OpenAPI v3, e.g. apps/v1/statefulsets or core/v1/pods (repeatable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l object -d 'Check which sources accept the objects in FILE (repeatable), locally against each schema' -r -F
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l chunk-size -d 'Read each cluster\'s CRDs in pages of this many (as kubectl get --chunk-size); 0 reads them all in one request. Pages keep memory bounded on clusters with many large CRDs' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l fail-on -d 'The lowest class that makes the exit code 1' -r -f -a "breaking\t'Exit 1 when a breaking difference is found'
 any\t'Exit 1 on any difference, informational ones included'
 none\t'Always exit 0 unless there is an error'"

@@ -857,34 +857,15 @@ fn stream_json_list(
 
 /// Reads a live cluster: one list call for all CRDs, and one OpenAPI v3 document per built-in
 /// group-version asked for.
-pub async fn load_cluster(cluster: &Cluster, selection: &Selection) -> Result<SourceSchemas> {
+pub async fn load_cluster(
+    cluster: &Cluster,
+    selection: &Selection,
+    page_size: usize,
+) -> Result<SourceSchemas> {
     let label = cluster.context.clone();
     let mut apis = BTreeMap::new();
     if selection.wants_crds() {
-        let request = http::Request::get("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
-            .body(Vec::new())
-            .map_err(|e| Error::Failed {
-                message: e.to_string(),
-            })?;
-        let mut list: Value = cluster
-            .call(
-                "list CustomResourceDefinitions",
-                cluster.client.request(request),
-            )
-            .await?;
-        let items = match list.get_mut("items").map(Value::take) {
-            Some(Value::Array(items)) => items,
-            _ => Vec::new(),
-        };
-        drop(list);
-        for (i, mut item) in items.into_iter().enumerate() {
-            // List items carry no apiVersion/kind of their own.
-            item["apiVersion"] = Value::from("apiextensions.k8s.io/v1");
-            item["kind"] = Value::from("CustomResourceDefinition");
-            if let Some(api) = crd_from_value(&item, &format!("{label} items[{i}]"), selection)? {
-                apis.insert(api.name.clone(), StoredApi::crd(&api));
-            }
-        }
+        apis = list_crds(cluster, selection, page_size).await?;
     }
     if !selection.builtins.is_empty() {
         let index: Value = cluster
@@ -934,6 +915,107 @@ pub async fn load_cluster(cluster: &Cluster, selection: &Selection) -> Result<So
     })
 }
 
+/// How many CRDs one LIST page asks for by default: real CRDs run to hundreds of kilobytes each
+/// (prometheus-operator's largest is over 1 MB), so a page of 50 keeps a page's text and tree
+/// to some tens of MB on any cluster, while a few hundred CRDs still take only a few requests.
+pub const CRD_PAGE_SIZE: usize = 50;
+
+/// The cluster's CRDs, read a page at a time (`limit`/`continue`, as `kubectl get --chunk-size`
+/// does; 0 reads all at once): each page is turned into the compact form and dropped before
+/// the next is asked for, so memory stays bounded however many CRDs a cluster holds. A list
+/// whose continue token expired (410 Gone, after etcd compaction) starts again, a few times.
+async fn list_crds(
+    cluster: &Cluster,
+    selection: &Selection,
+    page_size: usize,
+) -> Result<BTreeMap<String, StoredApi>> {
+    const RESTARTS: usize = 3;
+    let label = &cluster.context;
+    let mut restarts = 0;
+    'list: loop {
+        let mut apis = BTreeMap::new();
+        let mut next: Option<String> = None;
+        let mut index = 0usize;
+        loop {
+            let mut url = String::from("/apis/apiextensions.k8s.io/v1/customresourcedefinitions");
+            if page_size > 0 {
+                url.push_str(&format!("?limit={page_size}"));
+                if let Some(token) = &next {
+                    url.push_str("&continue=");
+                    url.push_str(&query_escape(token));
+                }
+            }
+            let request = cluster.client.request_text(get_request(&url)?);
+            let text = match cluster
+                .call("list CustomResourceDefinitions", async {
+                    match request.await {
+                        Err(e) if crate::cluster::is_status(&e, 410) => Ok(None),
+                        other => other.map(Some),
+                    }
+                })
+                .await?
+            {
+                Some(text) => text,
+                None if restarts < RESTARTS => {
+                    restarts += 1;
+                    continue 'list;
+                }
+                None => {
+                    return Err(Error::Failed {
+                        message: format!(
+                            "{label}: the CRD list kept expiring between pages ({RESTARTS} restarts); retry, or pass a larger --chunk-size"
+                        ),
+                    });
+                }
+            };
+            // The page in the tree that borrows its strings from the text, as files are read.
+            let page: Json<'_> = serde_json::from_str(&text).map_err(|e| Error::Failed {
+                message: format!("{label}: list CustomResourceDefinitions: unreadable answer: {e}"),
+            })?;
+            for item in page
+                .get("items")
+                .and_then(Json::as_array)
+                .unwrap_or_default()
+            {
+                // List items carry no apiVersion/kind of their own.
+                let crd = CrdParts {
+                    api_version: Some("apiextensions.k8s.io/v1"),
+                    metadata: item.get("metadata"),
+                    spec: item.get("spec"),
+                };
+                if let Some(api) =
+                    crd_from_parts(crd, &format!("{label} items[{index}]"), selection)?
+                {
+                    apis.insert(api.name.clone(), StoredApi::crd(&api));
+                }
+                index += 1;
+            }
+            next = page
+                .pointer("/metadata/continue")
+                .and_then(Json::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string);
+            if next.is_none() {
+                return Ok(apis);
+            }
+        }
+    }
+}
+
+/// `text` for a URL query value: everything but unreserved characters percent-encoded (continue
+/// tokens are base64, with `+`, `/` and `=`).
+fn query_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn get_request(url: &str) -> Result<http::Request<Vec<u8>>> {
     http::Request::get(url)
         .body(Vec::new())
@@ -964,6 +1046,12 @@ spec:
         properties:
           spec: {type: object, properties: {size: {type: integer}}}
 "#;
+
+    #[test]
+    fn continue_tokens_are_escaped_for_the_query() {
+        assert_eq!(query_escape("eyJ2Ijoi+/=="), "eyJ2Ijoi%2B%2F%3D%3D");
+        assert_eq!(query_escape("a-b_c.d~e"), "a-b_c.d~e");
+    }
 
     #[test]
     fn a_crd_file_becomes_one_api() {

@@ -103,6 +103,8 @@ pub struct Request {
     pub fail_on: FailOn,
     /// With --object: also dry-run each object on each cluster.
     pub server_dry_run: bool,
+    /// CRDs per LIST page (0: one unpaged LIST).
+    pub chunk_size: usize,
 }
 
 impl Request {
@@ -130,7 +132,7 @@ pub async fn load_sources(
         let selection = request.selection.clone();
         async move {
             let cluster = t.connect(request.request_timeout).await?;
-            let schemas = load::load_cluster(&cluster, &selection).await?;
+            let schemas = load::load_cluster(&cluster, &selection, request.chunk_size).await?;
             Ok::<_, Error>((schemas, cluster))
         }
     });

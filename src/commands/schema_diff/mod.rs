@@ -66,6 +66,11 @@ pub struct Args {
     #[arg(long, requires = "object")]
     pub server: bool,
 
+    /// Read each cluster's CRDs in pages of this many (as kubectl get --chunk-size); 0 reads
+    /// them all in one request. Pages keep memory bounded on clusters with many large CRDs
+    #[arg(long, value_name = "N", default_value_t = crate::schema::load::CRD_PAGE_SIZE)]
+    pub chunk_size: usize,
+
     /// The lowest class that makes the exit code 1
     #[arg(long, default_value = "breaking", value_name = "CLASS", value_parser = fail_on_parser())]
     pub fail_on: FailOn,
@@ -175,6 +180,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
         baseline: args.baseline.clone(),
         fail_on: args.fail_on,
         server_dry_run: args.server,
+        chunk_size: args.chunk_size,
     })
 }
 
