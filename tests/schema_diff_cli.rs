@@ -336,6 +336,86 @@ fn lcd_prints_a_crd_that_parses_back_and_lists_what_it_dropped() {
     assert_eq!(list["items"][0], docs[0]);
 }
 
+/// Numbers count by their value: a CRD with its numbers spelt otherwise (`1.0`, `1e1`) and a
+/// `minLength: 0` added is no difference, and the LCD of the two keeps every enum member.
+#[test]
+fn numbers_spelt_otherwise_and_zero_lower_bounds_are_no_difference() {
+    let crd = |ratio: [&str; 4], max_items: &str, name: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gauges.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: gauges
+    kind: Gauge
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              ratio:
+                type: number
+                enum: [{}, {}, {}]
+                default: {}
+              tags:
+                type: array
+                maxItems: {max_items}
+                items:
+                  type: string
+              name:
+                type: string
+{name}",
+            ratio[0], ratio[1], ratio[2], ratio[3]
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.yaml"), dir.path().join("b.yaml"));
+    std::fs::write(&a, crd(["0.5", "1", "2", "1"], "10", "")).unwrap();
+    std::fs::write(
+        &b,
+        crd(
+            ["0.5", "1.0", "2.0", "1.0"],
+            "1e1",
+            "                minLength: 0\n",
+        ),
+    )
+    .unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let (code, report) = json_report(&["-f", a, "-f", b, "--fail-on", "any"]);
+    assert_eq!((code, rules(&report)), (0, Vec::new()));
+    let out = plugin()
+        .args(["schema-diff", "-f", a, "-f", b, "--lcd"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let docs: Vec<Value> =
+        serde_saphyr::from_multiple(&String::from_utf8(out.stdout).unwrap()).unwrap();
+    let spec = &docs[0]["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(
+        spec["properties"],
+        serde_json::json!({
+            "ratio": {"type": "number", "enum": [0.5, 1, 2], "default": 1},
+            "tags": {"type": "array", "maxItems": 10, "items": {"type": "string"}},
+            "name": {"type": "string"}
+        })
+    );
+}
+
 #[test]
 fn lcd_without_a_common_version_exits_1_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
