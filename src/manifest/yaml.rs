@@ -31,7 +31,7 @@ const MAX_ALIAS_NODES: usize = 1_000_000;
 /// The documents of `text` (a file named `source` in messages), as kubectl would send them:
 /// empty and `null` documents are left out, as kubectl's resource builder does.
 pub fn documents(text: &str, source: &str) -> Result<Vec<Value>> {
-    if text.trim_start().starts_with('{') {
+    if looks_like_json(text) {
         match json_documents(text) {
             Ok(docs) => return Ok(docs),
             // Flow-style YAML starts with `{` too.
@@ -49,7 +49,7 @@ pub fn documents(text: &str, source: &str) -> Result<Vec<Value>> {
     yaml_documents(text, source)
 }
 
-/// Whether `text` would be read as JSON (it starts with `{`).
+/// Whether `text` is tried as JSON first (it starts with `{`, as kubectl's decoder decides).
 pub fn looks_like_json(text: &str) -> bool {
     text.trim_start().starts_with('{')
 }
