@@ -46,8 +46,11 @@ step "install.sh into a scratch prefix"
 prefix=$(mktemp -d)
 PREFIX=$prefix ./install.sh >/dev/null
 "$prefix/bin/kubectl-migrate" --version
-PATH="$prefix/bin:$bin:$PATH" kubectl __complete migrate sta | grep -qx statefulset ||
-  { echo "installed kubectl_complete-migrate does not complete" >&2; exit 1; }
+# Output captured first: with pipefail, grep -q quitting at its match could make kubectl die of
+# SIGPIPE while writing the rest, and fail the check (seen once in CI).
+completed=$(PATH="$prefix/bin:$bin:$PATH" kubectl __complete migrate sta) || true
+grep -qx statefulset <<<"$completed" ||
+  { echo "installed kubectl_complete-migrate does not complete: $completed" >&2; exit 1; }
 for f in share/bash-completion/completions/kubectl-migrate share/zsh/site-functions/_kubectl-migrate \
          share/fish/vendor_completions.d/kubectl-migrate.fish share/man/man1/kubectl-migrate.1; do
   [ -s "$prefix/$f" ] || { echo "install.sh did not install $f into $prefix" >&2; exit 1; }
@@ -76,8 +79,9 @@ krew_root=$(mktemp -d)
   # The manifest's caveats tell users to copy the completion helper; check that it works so.
   cp "$krew_root/store/migrate/v$version/kubectl_complete-migrate" "$krew_root/bin/" ||
     krew_fail "the completion helper is not where the caveats say"
-  kubectl __complete migrate sta | grep -qx statefulset ||
-    krew_fail "the completion helper from the krew install does not complete"
+  completed=$(kubectl __complete migrate sta) || true
+  grep -qx statefulset <<<"$completed" ||
+    krew_fail "the completion helper from the krew install does not complete: $completed"
 )
 rm -rf "$krew_root"
 
