@@ -14,6 +14,7 @@ use serde_json::Value;
 use super::model::{
     AdditionalProperties, ApiDef, Schema, SchemaNode, same_schema, short, version_priority,
 };
+use super::pattern::{self, Comparison};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -43,6 +44,8 @@ pub enum Change {
     Narrowed,
     /// Accepts more than the baseline.
     Widened,
+    /// Differs, and whether it accepts less could not be told (it is counted as breaking).
+    Undecided,
 }
 
 impl Change {
@@ -53,6 +56,7 @@ impl Change {
             Change::Changed => "changed",
             Change::Narrowed => "narrowed",
             Change::Widened => "widened",
+            Change::Undecided => "undecided",
         }
     }
 }
@@ -75,6 +79,9 @@ pub struct Finding {
     pub values: Vec<Option<String>>,
     /// The same as data, for JSON: null where the source lacks the node or the attribute.
     pub data: Vec<Value>,
+    /// A value the baseline accepts and another source rejects, where a rule can show one
+    /// (patterns: a shortest such string).
+    pub witness: Option<String>,
 }
 
 impl Finding {
@@ -142,9 +149,22 @@ pub const RULES: &[(&str, &str)] = &[
     ("default-changed", "breaking"),
     ("nullable-narrowed", "breaking"),
     ("nullable-widened", "compatible"),
-    ("pattern-narrowed", "breaking: a pattern added"),
-    ("pattern-widened", "compatible: a pattern removed"),
-    ("pattern-changed", "breaking"),
+    (
+        "pattern-narrowed",
+        "breaking: a pattern added, or one that accepts only some of the strings the baseline's does",
+    ),
+    (
+        "pattern-widened",
+        "compatible: a pattern removed, or one that accepts every string the baseline's does and more",
+    ),
+    (
+        "pattern-changed",
+        "breaking: rejects strings the baseline's pattern accepts, and accepts others",
+    ),
+    (
+        "pattern-undecided",
+        "breaking: the patterns differ and could not be compared (syntax not read as Go reads it, or too large)",
+    ),
     ("format-narrowed", "breaking"),
     ("format-widened", "compatible"),
     ("format-changed", "breaking"),
@@ -360,6 +380,7 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                 message: format!("{version} is not served by every source"),
                 values: values.clone(),
                 data: data.clone(),
+                witness: None,
             });
         }
         let vdef = served[vbase].expect("served");
@@ -397,6 +418,7 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                         .map(|v| v.map(|v| short_text(&f(v))))
                         .collect(),
                     data: served.iter().map(|v| v.map_or(Value::Null, d)).collect(),
+                    witness: None,
                 });
             }
         }
@@ -435,6 +457,7 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                             .iter()
                             .map(|v| v.map_or(Value::Null, |v| v.selectable_fields.clone().into()))
                             .collect(),
+                        witness: None,
                     });
                 }
             }
@@ -473,6 +496,7 @@ fn api_finding(
         message,
         values,
         data,
+        witness: None,
     }
 }
 
@@ -508,6 +532,26 @@ struct Walker<'o> {
 /// What one rule says about one source relative to the baseline.
 type Verdict = Option<(Change, Class, String)>;
 
+/// A verdict with, where the rule can show one, a value the baseline accepts and the source
+/// rejects.
+struct Judgement {
+    change: Change,
+    class: Class,
+    message: String,
+    witness: Option<String>,
+}
+
+impl From<(Change, Class, String)> for Judgement {
+    fn from((change, class, message): (Change, Class, String)) -> Judgement {
+        Judgement {
+            change,
+            class,
+            message,
+            witness: None,
+        }
+    }
+}
+
 /// An attribute of the API: its id, its class, how the table shows it, and its data.
 type ApiRule<'a> = (
     &'a str,
@@ -527,10 +571,15 @@ impl Walker<'_> {
         &mut self,
         path: &str,
         attribute: &str,
-        verdict: (Change, Class, String),
+        verdict: impl Into<Judgement>,
         (values, data): (Vec<Option<String>>, Vec<Value>),
     ) {
-        let (change, class, message) = verdict;
+        let Judgement {
+            change,
+            class,
+            message,
+            witness,
+        } = verdict.into();
         // One finding per (path, attribute, change); several sources can share it.
         if let Some(existing) = self.out.iter_mut().rev().take(8).find(|f| {
             f.path == path
@@ -554,17 +603,18 @@ impl Walker<'_> {
             message,
             values,
             data,
+            witness,
         });
     }
 
     /// Applies one attribute rule to every source against the baseline.
-    fn rule<T: AsData>(
+    fn rule<T: AsData, J: Into<Judgement>>(
         &mut self,
         at: &At,
         attribute: &str,
         get: impl Fn(&Schema) -> T,
         show: impl Fn(&T) -> String,
-        judge: impl Fn(&T, &T) -> Verdict,
+        judge: impl Fn(&T, &T) -> Option<J>,
     ) {
         let (nodes, base, path) = (at.nodes, at.base, at.path);
         let base_value = get(nodes[base].expect("baseline node"));
@@ -630,7 +680,7 @@ impl Walker<'_> {
             "pattern",
             |s| s.pattern.clone(),
             show_opt,
-            |b, o| judge_constraint(b, o, "pattern"),
+            judge_pattern,
         );
         self.rule(
             &at,
@@ -1169,6 +1219,48 @@ fn judge_constraint(b: &Option<String>, o: &Option<String>, what: &str) -> Verdi
         )),
         _ => None,
     }
+}
+
+/// Patterns are compared by the strings they accept (as Go's regexp does, unanchored); one
+/// added narrows, one removed widens.
+fn judge_pattern(b: &Option<String>, o: &Option<String>) -> Option<Judgement> {
+    let (Some(x), Some(y)) = (b, o) else {
+        return judge_constraint(b, o, "pattern").map(Judgement::from);
+    };
+    let shown = format!("pattern '{x}' -> '{y}'");
+    let lost = |w: &String| format!("{shown}: {w:?} is no longer accepted");
+    let (change, class, message, witness) = match pattern::compare(x, y) {
+        Comparison::Equal => return None,
+        Comparison::Widened { example } => (
+            Change::Widened,
+            Class::Compatible,
+            format!("{shown}: accepts more, such as {example:?}"),
+            None,
+        ),
+        Comparison::Narrowed { witness } => (
+            Change::Narrowed,
+            Class::Breaking,
+            lost(&witness),
+            Some(witness),
+        ),
+        Comparison::Changed { witness, example } => {
+            let gained = example.map(|e| format!(", and {e:?} now is"));
+            let message = lost(&witness) + &gained.unwrap_or_default();
+            (Change::Changed, Class::Breaking, message, Some(witness))
+        }
+        Comparison::Undecided { reason } => (
+            Change::Undecided,
+            Class::Breaking,
+            format!("{shown}: could not be compared, so taken as breaking: {reason}"),
+            None,
+        ),
+    };
+    Some(Judgement {
+        change,
+        class,
+        message,
+        witness,
+    })
 }
 
 /// Bounds: `upper` for maxima (smaller is narrower), else minima (larger is narrower).

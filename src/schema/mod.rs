@@ -20,6 +20,7 @@ pub mod lcd;
 mod lcd;
 pub mod load;
 pub mod model;
+mod pattern;
 pub(crate) mod report;
 #[cfg(fuzzing)]
 pub mod stored;

@@ -113,6 +113,10 @@ pub struct FindingReport {
     pub rule: String,
     pub class: Class,
     pub message: String,
+    /// A value the baseline accepts and another source rejects (patterns: a shortest such
+    /// string); left out where the rule shows none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witness: Option<String>,
     /// One per source, in source order; `value` is null where the source lacks the node.
     pub values: Vec<SourceValue>,
 }
@@ -148,6 +152,7 @@ impl FindingReport {
             rule: f.rule(),
             class: f.class,
             message: f.message.clone(),
+            witness: f.witness.clone(),
             values: f
                 .values
                 .iter()

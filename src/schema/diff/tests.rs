@@ -421,8 +421,9 @@ fn pattern_added_narrows_removed_widens_changed_breaks() {
             &[a, Some("-")],
         )],
     );
+    let changed = diff2(&az, &digits);
     check(
-        &diff2(&az, &digits),
+        &changed,
         &[(
             "v1",
             ".spec.a",
@@ -430,6 +431,71 @@ fn pattern_added_narrows_removed_widens_changed_breaks() {
             Breaking,
             &[a, Some("^[0-9]+$")],
         )],
+    );
+    assert_eq!(changed[0].witness.as_deref(), Some("a"));
+    assert_eq!(
+        changed[0].message,
+        r#"pattern '^[a-z]+$' -> '^[0-9]+$': "a" is no longer accepted, and "0" now is"#
+    );
+}
+
+#[test]
+fn patterns_are_compared_by_the_strings_they_accept() {
+    let pattern = |p: &str| leaf(&format!("{{type: string, pattern: '{p}'}}"));
+    // Written otherwise, accepting the same strings: no finding.
+    assert_eq!(diff2(&pattern("^[a-z0-9]+$"), &pattern("^[0-9a-z]+$")), []);
+    assert_eq!(diff2(&pattern("^[a-zSA-Z]$"), &pattern("^[a-zA-Z]$")), []);
+    let (az, short) = (pattern("^[a-z]+$"), pattern("^[a-z]{1,3}$"));
+    let narrowed = diff2(&az, &short);
+    check(
+        &narrowed,
+        &[(
+            "v1",
+            ".spec.a",
+            "pattern-narrowed",
+            Breaking,
+            &[Some("^[a-z]+$"), Some("^[a-z]{1,3}$")],
+        )],
+    );
+    assert_eq!(narrowed[0].witness.as_deref(), Some("aaaa"));
+    assert_eq!(
+        narrowed[0].message,
+        r#"pattern '^[a-z]+$' -> '^[a-z]{1,3}$': "aaaa" is no longer accepted"#
+    );
+    let widened = diff2(&short, &az);
+    check(
+        &widened,
+        &[(
+            "v1",
+            ".spec.a",
+            "pattern-widened",
+            Compatible,
+            &[Some("^[a-z]{1,3}$"), Some("^[a-z]+$")],
+        )],
+    );
+    assert_eq!(widened[0].witness, None);
+    assert_eq!(
+        widened[0].message,
+        r#"pattern '^[a-z]{1,3}$' -> '^[a-z]+$': accepts more, such as "aaaa""#
+    );
+    // Syntax Go reads otherwise than this tool: reported, as breaking, with the reason.
+    let undecided = diff2(&az, &pattern(r"^\Q[a-z]\E+$"));
+    check(
+        &undecided,
+        &[(
+            "v1",
+            ".spec.a",
+            "pattern-undecided",
+            Breaking,
+            &[Some("^[a-z]+$"), Some(r"^\Q[a-z]\E+$")],
+        )],
+    );
+    assert!(
+        undecided[0]
+            .message
+            .starts_with(r"pattern '^[a-z]+$' -> '^\Q[a-z]\E+$': could not be compared"),
+        "{}",
+        undecided[0].message
     );
 }
 
@@ -1463,6 +1529,7 @@ fn every_rule_in_the_catalogue_is_tested() {
         default_added_removed_changed,
         nullable_narrowed_and_widened,
         pattern_added_narrows_removed_widens_changed_breaks,
+        patterns_are_compared_by_the_strings_they_accept,
         format_added_narrows_removed_widens_changed_breaks,
         max_length_lowered_narrows_raised_widens,
         min_length_raised_narrows_lowered_widens,
