@@ -1136,6 +1136,10 @@ fn every_pair_has_an_lcd_that_parses_as_a_crd() {
             .unwrap()
             .len();
     assert_eq!(tls_rules, 2);
+    // The releases' protocol patterns accept the same strings: the LCD keeps one of them.
+    let protocol = gateways.node("v1", ".spec.listeners[*].protocol").unwrap();
+    assert_eq!(protocol["pattern"], NEW_PROTOCOL);
+    assert!(protocol["allOf"].is_null(), "{protocol}");
     assert_eq!(lcds["referencegrants"].versions(), ["v1beta1"]);
     for plural in ["servicemonitors", "podmonitors", "prometheusrules"] {
         let l = &lcds[plural];

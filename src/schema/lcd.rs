@@ -375,6 +375,28 @@ fn common<'a>(mut lists: impl Iterator<Item = &'a Vec<Value>>) -> Vec<Value> {
         .collect()
 }
 
+/// The patterns a value must match everywhere, without those implied by another: a pattern
+/// that accepts every string a narrower one accepts adds nothing (of patterns accepting the
+/// same strings, the first is kept). Patterns that cannot be compared are all kept.
+fn narrowest(patterns: BTreeSet<&String>) -> Vec<&String> {
+    use super::pattern::{Comparison, compare};
+    let all: Vec<&String> = patterns.into_iter().collect();
+    let implied = |i: usize| {
+        all.iter().enumerate().any(|(j, other)| {
+            j != i
+                && match compare(all[i], other) {
+                    Comparison::Narrowed { .. } => true,
+                    Comparison::Equal => j < i,
+                    _ => false,
+                }
+        })
+    };
+    (0..all.len())
+        .filter(|&i| !implied(i))
+        .map(|i| all[i])
+        .collect()
+}
+
 /// Whether a simple `.a.b` JSON path names a field of the schema.
 fn path_exists(schema: &Schema, path: &str) -> bool {
     let mut node = schema;
@@ -635,7 +657,7 @@ impl LcdWalk<'_> {
         // Constraints that cannot be merged into one keyword go into allOf.
         let mut extra: Vec<Schema> = Vec::new();
         let patterns: BTreeSet<&String> = nodes.iter().filter_map(|n| n.pattern.as_ref()).collect();
-        let mut patterns = patterns.into_iter();
+        let mut patterns = narrowest(patterns).into_iter();
         out.pattern = patterns.next().cloned();
         extra.extend(patterns.map(|p| {
             SchemaNode {

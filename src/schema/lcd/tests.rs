@@ -298,6 +298,17 @@ fn patterns_of_every_source_are_kept() {
     assert!(valid(root, json!({"spec": {"p": "ab"}})));
     assert!(!valid(root, json!({"spec": {"p": "a"}})));
     assert!(!valid(root, json!({"spec": {"p": "b"}})));
+    // A pattern that accepts all a narrower one does adds nothing; of two accepting the same
+    // strings, one is kept.
+    let l = lcd(&[
+        &crd("{type: object, properties: {p: {type: string, pattern: '^a'}}}"),
+        &crd("{type: object, properties: {p: {type: string, pattern: '^ab'}}}"),
+        &crd("{type: object, properties: {p: {type: string, pattern: '^(ab)'}}}"),
+    ]);
+    assert_eq!(
+        &spec(&l).properties["p"],
+        &node("{type: string, pattern: '^(ab)'}")
+    );
     // A multipleOf another keeps only the coarser step; unrelated ones are both kept.
     let l = lcd(&[
         &crd("{type: object, properties: {num: {type: integer, multipleOf: 2}}}"),
