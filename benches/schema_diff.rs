@@ -848,12 +848,12 @@ fn target_dir() -> PathBuf {
 // ---------------------------------------------------------------------------------------------
 // Generating the sources
 
-/// SplitMix64: small, fast, and the same on every platform.
-struct Rng(u64);
+/// The tool's SplitMix64: the same CRDs on every platform.
+struct Rng(kubectl_migrate::rng::SplitMix64);
 
 impl Rng {
     fn new(seed: u64) -> Rng {
-        let mut r = Rng(seed);
+        let mut r = Rng(kubectl_migrate::rng::SplitMix64(seed));
         r.next_u64();
         r
     }
@@ -864,15 +864,11 @@ impl Rng {
     }
 
     fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
+        self.0.below(n)
     }
 
     fn between(&mut self, lo: i64, hi: i64) -> i64 {

@@ -658,7 +658,7 @@ _kubectl__migrate() {
             return 0
             ;;
         kubectl__migrate__subcmd__schema__subcmd__diff)
-            opts="-f -o -n -v -h -V --filename --group --builtin --lcd --object --server --chunk-size --fail-on --ignore --baseline --all --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
+            opts="-f -o -n -v -h -V --filename --group --builtin --lcd --object --server --chunk-size --no-witnesses --witness-dir --prove --fail-on --ignore --baseline --all --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -699,8 +699,15 @@ _kubectl__migrate() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --witness-dir)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
+                    return 0
+                    ;;
                 --fail-on)
-                    COMPREPLY=($(compgen -W "breaking any none" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "breaking unproven any none" -- "${cur}"))
                     return 0
                     ;;
                 --ignore)

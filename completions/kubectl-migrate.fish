@@ -113,7 +113,9 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-d
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l builtin -d 'Compare a built-in type through each source\'s OpenAPI v3, e.g. apps/v1/statefulsets or core/v1/pods (repeatable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l object -d 'Check which sources accept the objects in FILE (repeatable), locally against each schema' -r -F
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l chunk-size -d 'Read each cluster\'s CRDs in pages of this many (as kubectl get --chunk-size); 0 reads them all in one request. Pages keep memory bounded on clusters with many large CRDs' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l witness-dir -d 'Write each witness as a manifest into DIR (created if missing), one file per finding' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l fail-on -d 'The lowest class that makes the exit code 1' -r -f -a "breaking\t'Exit 1 when a breaking difference is found'
+unproven\t'Exit 1 on breaking differences and on CEL rules added that may break but were not shown to'
 any\t'Exit 1 on any difference, informational ones included'
 none\t'Always exit 0 unless there is an error'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l ignore -d 'Leave out findings of this rule, e.g. enum-widened or description-changed (repeatable; see the README for the list)' -r
@@ -132,6 +134,8 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-d
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l lcd -d 'Print, per CRD, a CRD manifest whose schema every source accepts (YAML; a JSON list with -o json). Dropped fields and the reasons where there is no LCD go to stderr'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l server -d 'With --object: also ask each cluster, by a server-side dry-run create with fieldValidation=Strict'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l no-witnesses -d 'Do not build witness objects for breaking findings (CEL rules added are still evaluated to tell breaking from unproven)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l prove -d 'Dry-run each witness on the clusters (server-side create, fieldValidation=Strict): a finding is proven when the baseline\'s server accepts it and the other\'s rejects it or stores it differently. Exit 5 when a server contradicts the local judgement'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l all -d 'Show informational findings (description changes, ...) in the table too'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s V -l version -d 'Print version'

@@ -23,6 +23,7 @@ pub mod error;
 pub mod failure_policy;
 pub mod manifest;
 mod output;
+pub mod rng;
 pub mod schema;
 mod statefulset;
 

@@ -73,6 +73,26 @@ fn schema_diff(file: &Path, context: &str, crd: &str) -> (Option<i32>, Value) {
     (out.status.code(), report)
 }
 
+/// `schema-diff --context km-b --context km-c NAMES ARGS`: the old releases against the new.
+fn both_releases(names: &[&str], args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("kubectl-migrate")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path())
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_B,
+            "--context",
+            CONTEXT_C,
+        ])
+        .args(names)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn real_world_crds_applied_with_kubectl_give_no_findings_against_their_files() {
     let pairs = all_pairs();
@@ -130,23 +150,9 @@ fn real_world_crds_applied_with_kubectl_give_no_findings_against_their_files() {
     // Read a page at a time, the clusters give the same report as read all at once.
     let names: Vec<&str> = pairs.iter().map(|p| p.crd_name.as_str()).collect();
     let report = |chunk: &str, lcd: bool| {
-        let out = Command::cargo_bin("kubectl-migrate")
-            .unwrap()
-            .env("NO_COLOR", "1")
-            .arg("--kubeconfig")
-            .arg(kubeconfig_path())
-            .args([
-                "schema-diff",
-                "--context",
-                CONTEXT_B,
-                "--context",
-                CONTEXT_C,
-            ])
-            .args(&names)
-            .args(["--chunk-size", chunk, "-o", "json"])
-            .args(lcd.then_some("--lcd"))
-            .output()
-            .unwrap();
+        let mut args = vec!["--chunk-size", chunk, "-o", "json"];
+        args.extend(lcd.then_some("--lcd"));
+        let out = both_releases(&names, &args);
         assert!(
             out.status.code().is_some_and(|c| c <= 1),
             "--chunk-size {chunk}: {out:?}"
@@ -171,6 +177,41 @@ fn real_world_crds_applied_with_kubectl_give_no_findings_against_their_files() {
             "--chunk-size {chunk}: another LCD"
         );
     }
+    // Every breaking finding between the releases has a witness, and the servers agree with
+    // it: km-b (old release) accepts it, km-c (new release) rejects it or stores it otherwise.
+    let out = both_releases(&names, &["--prove", "-o", "json"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "--prove: breaking findings, no defect: {stderr}"
+    );
+    let proved: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut proven = 0;
+    for api in proved["apis"].as_array().unwrap() {
+        for f in api["findings"].as_array().unwrap() {
+            if f["class"] != "breaking" {
+                continue;
+            }
+            let verdict = &f["witness"]["proof"]["verdict"];
+            assert_eq!(
+                verdict,
+                "proven",
+                "{} {} {} {}: witness not proven on the servers: {}",
+                api["name"],
+                f["version"],
+                f["path"],
+                f["rule"],
+                serde_json::to_string_pretty(f).unwrap()
+            );
+            proven += 1;
+        }
+    }
+    eprintln!("--prove: {proven} breaking findings, each witness proven on the servers");
+    assert!(
+        proven >= 40,
+        "the releases have dozens of breaking findings, got {proven}"
+    );
     // Left in place would only cost a rerun a re-apply; removed so other tests see clean
     // clusters.
     for (context, _) in [(CONTEXT_B, "old"), (CONTEXT_C, "new")] {

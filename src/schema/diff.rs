@@ -21,6 +21,10 @@ use super::pattern::{self, Comparison};
 pub enum Class {
     Informational,
     Compatible,
+    /// May break, but not shown to: a CEL rule added that no generated object breaks, or one
+    /// that could not be evaluated here. Between compatible and breaking, so that
+    /// `--fail-on unproven` fails on both it and breaking.
+    Unproven,
     Breaking,
 }
 
@@ -29,6 +33,7 @@ impl Class {
         match self {
             Class::Informational => "informational",
             Class::Compatible => "compatible",
+            Class::Unproven => "unproven",
             Class::Breaking => "breaking",
         }
     }
@@ -79,9 +84,14 @@ pub struct Finding {
     pub values: Vec<Option<String>>,
     /// The same as data, for JSON: null where the source lacks the node or the attribute.
     pub data: Vec<Value>,
-    /// A value the baseline accepts and another source rejects, where a rule can show one
-    /// (patterns: a shortest such string).
-    pub witness: Option<String>,
+    /// A value the baseline accepts and another source rejects, where the rule itself shows one
+    /// (patterns: a shortest such string); the witness search starts from it.
+    pub sample: Option<String>,
+    /// An object the baseline accepts and another source rejects or stores differently
+    /// (breaking findings; see [`super::witness`]).
+    pub witness: Option<super::witness::Witness>,
+    /// Why a breaking finding has no witness.
+    pub no_witness: Option<String>,
 }
 
 impl Finding {
@@ -114,7 +124,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("deprecated-changed", "informational"),
     (
         "subresources-changed",
-        "breaking: status or scale subresource differs",
+        "breaking where a create stores .status differently or scale is changed; compatible for a status subresource where the baseline's schema has no .status",
     ),
     ("printerColumns-changed", "informational"),
     ("selectableFields-removed", "breaking"),
@@ -380,7 +390,9 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                 message: format!("{version} is not served by every source"),
                 values: values.clone(),
                 data: data.clone(),
+                sample: None,
                 witness: None,
+                no_witness: None,
             });
         }
         let vdef = served[vbase].expect("served");
@@ -406,6 +418,16 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
         ];
         for (attribute, class, f, d) in flag_rules {
             if served.iter().flatten().any(|v| f(v) != f(vdef)) {
+                let class = if attribute == "subresources" {
+                    served
+                        .iter()
+                        .flatten()
+                        .map(|v| subresources_class(vdef, v))
+                        .max()
+                        .unwrap_or(class)
+                } else {
+                    class
+                };
                 out.push(Finding {
                     version: Some(version.clone()),
                     path: String::new(),
@@ -418,7 +440,9 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                         .map(|v| v.map(|v| short_text(&f(v))))
                         .collect(),
                     data: served.iter().map(|v| v.map_or(Value::Null, d)).collect(),
+                    sample: None,
                     witness: None,
+                    no_witness: None,
                 });
             }
         }
@@ -457,7 +481,9 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
                             .iter()
                             .map(|v| v.map_or(Value::Null, |v| v.selectable_fields.clone().into()))
                             .collect(),
+                        sample: None,
                         witness: None,
+                        no_witness: None,
                     });
                 }
             }
@@ -469,7 +495,77 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
         };
         walker.node(&nodes, vbase, "");
     }
+    for f in &mut out {
+        explain(f);
+    }
     out
+}
+
+/// Constraints whose narrowing the API server ratchets: an update that leaves such a field
+/// unchanged is not re-validated against it (Kubernetes 1.30 and later).
+const RATCHETED: &[&str] = &[
+    "enum",
+    "pattern",
+    "format",
+    "maxLength",
+    "minLength",
+    "maxItems",
+    "minItems",
+    "maxProperties",
+    "minProperties",
+    "maximum",
+    "minimum",
+    "multipleOf",
+    "uniqueItems",
+    "x-kubernetes-validations",
+    "required",
+    "nullable",
+    "valueValidation",
+];
+
+/// Says in the message what the path and the class mean for users: `.status` is written by
+/// controllers, and narrowed constraints are ratcheted on update.
+fn explain(f: &mut Finding) {
+    if f.class != Class::Breaking {
+        return;
+    }
+    let narrowed = matches!(f.change, Change::Narrowed | Change::Changed | Change::Added)
+        && RATCHETED.contains(&f.attribute.as_str());
+    if narrowed {
+        f.message.push_str(
+            " (ratcheting: updates that keep a stored value unchanged still pass, Kubernetes 1.30+)",
+        );
+    }
+    if f.path == ".status" || f.path.starts_with(".status.") || f.path.starts_with(".status[") {
+        f.message = format!(
+            "under .status (written by the controller, not by clients): {}",
+            f.message
+        );
+    }
+}
+
+/// What a change of subresources does to clients of the baseline. A status subresource makes
+/// a create drop `.status`: that matters where the baseline's schema has a `.status` to write
+/// (an object is stored differently), not where it has none. A scale subresource removed
+/// breaks `kubectl scale` and autoscalers.
+fn subresources_class(base: &super::model::VersionDef, other: &super::model::VersionDef) -> Class {
+    let has =
+        |v: &super::model::VersionDef, k: &str| v.subresources.get(k).is_some_and(|x| !x.is_null());
+    if has(base, "status") != has(other, "status") {
+        if base.schema.properties.contains_key("status") {
+            Class::Breaking
+        } else {
+            Class::Compatible
+        }
+    } else if has(base, "scale")
+        && other.subresources.get("scale") != base.subresources.get("scale")
+    {
+        Class::Breaking
+    } else if base.subresources == other.subresources {
+        Class::Informational
+    } else {
+        Class::Compatible
+    }
 }
 
 fn pick_baseline(apis: &[Option<&ApiDef>], baseline: usize) -> Option<usize> {
@@ -496,7 +592,9 @@ fn api_finding(
         message,
         values,
         data,
+        sample: None,
         witness: None,
+        no_witness: None,
     }
 }
 
@@ -538,7 +636,7 @@ struct Judgement {
     change: Change,
     class: Class,
     message: String,
-    witness: Option<String>,
+    sample: Option<String>,
 }
 
 impl From<(Change, Class, String)> for Judgement {
@@ -547,7 +645,7 @@ impl From<(Change, Class, String)> for Judgement {
             change,
             class,
             message,
-            witness: None,
+            sample: None,
         }
     }
 }
@@ -578,7 +676,7 @@ impl Walker<'_> {
             change,
             class,
             message,
-            witness,
+            sample,
         } = verdict.into();
         // One finding per (path, attribute, change); several sources can share it.
         if let Some(existing) = self.out.iter_mut().rev().take(8).find(|f| {
@@ -603,7 +701,9 @@ impl Walker<'_> {
             message,
             values,
             data,
-            witness,
+            sample,
+            witness: None,
+            no_witness: None,
         });
     }
 
@@ -1229,7 +1329,7 @@ fn judge_pattern(b: &Option<String>, o: &Option<String>) -> Option<Judgement> {
     };
     let shown = format!("pattern '{x}' -> '{y}'");
     let lost = |w: &String| format!("{shown}: {w:?} is no longer accepted");
-    let (change, class, message, witness) = match pattern::compare(x, y) {
+    let (change, class, message, sample) = match pattern::compare(x, y) {
         Comparison::Equal => return None,
         Comparison::Widened { example } => (
             Change::Widened,
@@ -1259,7 +1359,7 @@ fn judge_pattern(b: &Option<String>, o: &Option<String>) -> Option<Judgement> {
         change,
         class,
         message,
-        witness,
+        sample,
     })
 }
 

@@ -21,6 +21,10 @@ mod lcd;
 pub mod load;
 pub mod model;
 mod pattern;
+mod prove;
+pub mod witness;
+pub use prove::{prove, write_witnesses};
+pub mod cel;
 pub(crate) mod report;
 #[cfg(fuzzing)]
 pub mod stored;
@@ -48,6 +52,9 @@ use report::{
 pub mod exit {
     pub const SAME: u8 = 0;
     pub const DIFFERENT: u8 = 1;
+    /// With --prove: a server contradicted the local judgement of a witness (a defect of
+    /// this tool, reported loudly).
+    pub const DEFECT: u8 = 5;
 }
 
 /// The lowest class of finding that makes the exit code 1.
@@ -55,6 +62,8 @@ pub mod exit {
 pub enum FailOn {
     /// Exit 1 when a breaking difference is found.
     Breaking,
+    /// Exit 1 when a breaking or unproven difference is found.
+    Unproven,
     /// Exit 1 on any difference, informational ones included.
     Any,
     /// Always exit 0 unless there is an error.
@@ -65,6 +74,7 @@ impl FailOn {
     pub fn parse(name: &str) -> Option<FailOn> {
         match name {
             "breaking" => Some(FailOn::Breaking),
+            "unproven" => Some(FailOn::Unproven),
             "any" => Some(FailOn::Any),
             "none" => Some(FailOn::None),
             _ => None,
@@ -74,6 +84,7 @@ impl FailOn {
     fn threshold(self) -> Option<Class> {
         match self {
             FailOn::Breaking => Some(Class::Breaking),
+            FailOn::Unproven => Some(Class::Unproven),
             FailOn::Any => Some(Class::Informational),
             FailOn::None => None,
         }
@@ -82,6 +93,7 @@ impl FailOn {
     pub fn as_str(self) -> &'static str {
         match self {
             FailOn::Breaking => "breaking",
+            FailOn::Unproven => "unproven",
             FailOn::Any => "any",
             FailOn::None => "none",
         }
@@ -106,6 +118,9 @@ pub struct Request {
     pub server_dry_run: bool,
     /// CRDs per LIST page (0: one unpaged LIST).
     pub chunk_size: usize,
+    /// Build a witness object for every breaking finding (CEL rules added are evaluated
+    /// either way).
+    pub witnesses: bool,
 }
 
 impl Request {
@@ -117,7 +132,7 @@ impl Request {
             .unwrap_or(0)
     }
 
-    fn namespace_of(&self, label: &str) -> &str {
+    pub(crate) fn namespace_of(&self, label: &str) -> &str {
         self.namespaces
             .get(label)
             .map(String::as_str)
@@ -334,9 +349,14 @@ impl<'a> Comparison<'a> {
         let first = defs.iter().flatten().next().expect("some source has it");
         let (findings, lcd) = match self.outcome {
             Outcome::Findings => {
-                let findings = diff::diff_api(&defs, self.baseline)
+                let ignored = |f: &diff::Finding| self.request.ignore.contains(&f.rule());
+                let mut findings = diff::diff_api(&defs, self.baseline);
+                findings.retain(|f| !ignored(f));
+                witness::attach(&defs, self.baseline, &mut findings, self.request.witnesses);
+                // A CEL rule found undecided has another rule id now.
+                findings.retain(|f| !ignored(f));
+                let findings = findings
                     .iter()
-                    .filter(|f| !self.request.ignore.contains(&f.rule()))
                     .map(|f| FindingReport::new(f, labels))
                     .collect();
                 (findings, None)
@@ -449,7 +469,7 @@ pub async fn check_objects(
                     match clusters.get(&source.label) {
                         Some(cluster) => {
                             let namespace = request.namespace_of(&source.label);
-                            let (state, message) =
+                            let (state, message, _) =
                                 dry_run_create(cluster, doc, api.as_deref(), namespace).await?;
                             verdict.server = Some(state);
                             verdict.server_message = message;
@@ -490,18 +510,26 @@ fn api_version(group: &str, version: &str) -> String {
     }
 }
 
-/// A server-side dry-run create with fieldValidation=Strict: ("accepted"|"rejected", message).
+/// What a dry-run create gave: ("accepted"|"rejected", the server's message, the object as
+/// it would be stored).
+type DryRun = (String, Option<String>, Option<Value>);
+
+/// A server-side dry-run create with fieldValidation=Strict.
 async fn dry_run_create(
     cluster: &Cluster,
     doc: &Value,
     api: Option<&ApiDef>,
     namespace: &str,
-) -> Result<(String, Option<String>)> {
+) -> Result<DryRun> {
     let Some((group, version, kind)) = type_of(doc) else {
-        return Ok(("rejected".into(), Some("no apiVersion/kind".into())));
+        return Ok(("rejected".into(), Some("no apiVersion/kind".into()), None));
     };
     let Some(api) = api else {
-        return Ok(("rejected".into(), Some(format!("{kind} is not served"))));
+        return Ok((
+            "rejected".into(),
+            Some(format!("{kind} is not served")),
+            None,
+        ));
     };
     let mut path = String::from(if group.is_empty() { "/api/" } else { "/apis/" });
     path += &api_version(&group, &version);
@@ -526,9 +554,9 @@ async fn dry_run_create(
             message: e.to_string(),
         })?;
     match cluster.client.request_text(request).await {
-        Ok(_) => Ok(("accepted".into(), None)),
+        Ok(body) => Ok(("accepted".into(), None, serde_json::from_str(&body).ok())),
         Err(kube::Error::Api(status)) if (400..500).contains(&status.code) => {
-            Ok(("rejected".into(), Some(status.message.clone())))
+            Ok(("rejected".into(), Some(status.message.clone()), None))
         }
         Err(e) => Err(cluster.api_error("dry-run create", e)),
     }

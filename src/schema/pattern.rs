@@ -314,6 +314,37 @@ impl Language {
     }
 }
 
+impl Language {
+    /// The state after `byte` from `state` (or [`MATCHED`]); `None` where no longer string can
+    /// match.
+    fn advance(&self, state: u32, byte: u8) -> Option<u32> {
+        if state == MATCHED {
+            return Some(MATCHED);
+        }
+        let id = StateID::new(state as usize).expect("a state of the DFA");
+        let next = self.dfa.next_state(id, byte);
+        if self.dfa.is_match_state(next) {
+            Some(MATCHED)
+        } else if self.dfa.is_dead_state(next) {
+            None
+        } else {
+            Some(next.as_u32())
+        }
+    }
+}
+
+/// The string read along `trail` from the root to node `at`.
+fn spell(trail: &[(usize, u8)], at: usize) -> Result<String, String> {
+    let mut out = Vec::new();
+    let mut i = at;
+    while i != 0 {
+        out.push(trail[i].1);
+        i = trail[i].0;
+    }
+    out.reverse();
+    String::from_utf8(out).map_err(|_| "the search left UTF-8 (a bug)".into())
+}
+
 /// The states of a UTF-8 decoder: 0 between characters, else how many continuation bytes are
 /// due and within which range (the first one after E0, ED, F0 and F4 is narrower).
 fn utf8_next(state: u8, byte: u8) -> Option<u8> {
@@ -377,16 +408,7 @@ fn difference(a: &Language, b: &Language) -> Result<Option<String>, String> {
         |l: &Language, s: u32| s == MATCHED || l.dfa.is_match_state(l.dfa.next_eoi_state(id(s)));
     while let Some((at, (sa, sb, utf8))) = queue.pop_front() {
         if utf8 == 0 && matches_at_end(a, sa) && !matches_at_end(b, sb) {
-            let mut out = Vec::new();
-            let mut i = at;
-            while i != 0 {
-                out.push(trail[i].1);
-                i = trail[i].0;
-            }
-            out.reverse();
-            return String::from_utf8(out)
-                .map(Some)
-                .map_err(|_| "the search left UTF-8 (a bug)".into());
+            return spell(&trail, at).map(Some);
         }
         for &byte in &bytes {
             let Some(utf8) = utf8_next(utf8, byte) else {
@@ -397,18 +419,9 @@ fn difference(a: &Language, b: &Language) -> Result<Option<String>, String> {
             if b.dfa.is_match_state(nb) {
                 continue;
             }
-            let na = if sa == MATCHED {
-                MATCHED
-            } else {
-                let na = a.dfa.next_state(id(sa), byte);
-                if a.dfa.is_match_state(na) {
-                    MATCHED
-                } else if a.dfa.is_dead_state(na) {
-                    // A can match no longer string.
-                    continue;
-                } else {
-                    na.as_u32()
-                }
+            // None: A can match no longer string.
+            let Some(na) = a.advance(sa, byte) else {
+                continue;
             };
             let node = (na, nb.as_u32(), utf8);
             if index.contains_key(&node) {
@@ -421,6 +434,57 @@ fn difference(a: &Language, b: &Language) -> Result<Option<String>, String> {
             }
             index.insert(node, trail.len());
             queue.push_back((trail.len(), node));
+            trail.push((at, byte));
+        }
+    }
+    Ok(None)
+}
+
+/// A shortest string `go` accepts that has at least `min_chars` characters and at most
+/// `max_chars`: what a witness puts where the baseline has a pattern. `Ok(None)` when there is
+/// none within the bounds. Characters are counted as the API server counts them (runes).
+pub fn accepted(
+    go: &str,
+    min_chars: usize,
+    max_chars: Option<usize>,
+) -> Result<Option<String>, String> {
+    let language = Language::new(go).map_err(|why| format!("pattern '{go}': {why}"))?;
+    let bytes = alphabet(&language, &language);
+    let id = |s: u32| StateID::new(s as usize).expect("a state of the DFA");
+    let l = &language;
+    let matches_at_end = |s: u32| s == MATCHED || l.dfa.is_match_state(l.dfa.next_eoi_state(id(s)));
+    // (state or MATCHED, UTF-8 decoder state, characters read, counted up to min_chars)
+    type Node = (u32, u8, usize);
+    let root: Node = (l.start.as_u32(), 0, 0);
+    let mut index: HashMap<Node, usize> = HashMap::from([(root, 0)]);
+    let mut trail: Vec<(usize, u8)> = vec![(0, 0)];
+    let mut queue: VecDeque<(usize, Node, usize)> = VecDeque::from([(0, root, 0)]);
+    while let Some((at, (state, utf8, counted), chars)) = queue.pop_front() {
+        if utf8 == 0 && counted >= min_chars && matches_at_end(state) {
+            return spell(&trail, at).map(Some);
+        }
+        if max_chars.is_some_and(|m| chars >= m) {
+            continue;
+        }
+        for &byte in &bytes {
+            let Some(next_utf8) = utf8_next(utf8, byte) else {
+                continue;
+            };
+            let Some(next) = l.advance(state, byte) else {
+                continue;
+            };
+            let chars = chars + usize::from(next_utf8 == 0);
+            let node = (next, next_utf8, chars.min(min_chars));
+            if index.contains_key(&node) {
+                continue;
+            }
+            if index.len() >= PRODUCT_STATES {
+                return Err(format!(
+                    "too many states to search (more than {PRODUCT_STATES})"
+                ));
+            }
+            index.insert(node, trail.len());
+            queue.push_back((trail.len(), node, chars));
             trail.push((at, byte));
         }
     }

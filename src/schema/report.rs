@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::diff::{Class, Finding};
 use super::lcd::{Conflict, Dropped};
 use super::model::Origin;
+use super::witness::Expect;
 
 /// The version of the comparison report. 2: each source's value is data (`value`), with the
 /// table's text beside it (`text`); in 1 `value` was the text.
@@ -44,6 +45,7 @@ pub struct Summary {
     pub apis: usize,
     pub apis_with_differences: usize,
     pub breaking: usize,
+    pub unproven: usize,
     pub compatible: usize,
     pub informational: usize,
     /// Findings at or above --fail-on (what the exit code is based on).
@@ -61,6 +63,7 @@ impl Summary {
             match f.class {
                 Class::Breaking => self.breaking += 1,
                 Class::Compatible => self.compatible += 1,
+                Class::Unproven => self.unproven += 1,
                 Class::Informational => self.informational += 1,
             }
             if threshold.is_some_and(|t| f.class >= t) {
@@ -113,12 +116,50 @@ pub struct FindingReport {
     pub rule: String,
     pub class: Class,
     pub message: String,
-    /// A value the baseline accepts and another source rejects (patterns: a shortest such
-    /// string); left out where the rule shows none.
+    /// Under `.status`: written by controllers, not by clients.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub under_status: bool,
+    /// For breaking findings: an object the baseline accepts and another source rejects or
+    /// stores differently.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub witness: Option<String>,
+    pub witness: Option<WitnessReport>,
+    /// Why a breaking (or unproven) finding has no witness.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_witness: Option<String>,
     /// One per source, in source order; `value` is null where the source lacks the node.
     pub values: Vec<SourceValue>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WitnessReport {
+    /// The source that rejects it (or stores it differently).
+    pub source: String,
+    pub expect: Expect,
+    /// The table's short form.
+    pub short: String,
+    /// Why the source rejects it, as the local validator says.
+    pub reasons: Vec<String>,
+    pub object: serde_json::Value,
+    /// With --prove: what the servers said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proof: Option<Proof>,
+}
+
+/// A witness dry-run on the servers of the baseline and of the other source.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Proof {
+    /// `proven`: the baseline's server accepts and the other's rejects (or stores otherwise);
+    /// `disagrees`: the servers contradict the local judgement (a defect of this tool);
+    /// `not-a-cluster`: a source is a file, so nothing was asked.
+    pub verdict: String,
+    pub baseline: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline_message: Option<String>,
+    pub other: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_message: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -152,7 +193,18 @@ impl FindingReport {
             rule: f.rule(),
             class: f.class,
             message: f.message.clone(),
-            witness: f.witness.clone(),
+            under_status: f.path == ".status"
+                || f.path.starts_with(".status.")
+                || f.path.starts_with(".status["),
+            witness: f.witness.as_ref().map(|w| WitnessReport {
+                source: labels[w.source].clone(),
+                expect: w.expect,
+                short: w.short.clone(),
+                reasons: w.reasons.clone(),
+                object: w.object.clone(),
+                proof: None,
+            }),
+            no_witness: f.no_witness.clone(),
             values: f
                 .values
                 .iter()

@@ -82,6 +82,19 @@ impl Validator {
                     );
                 for (key, child) in map {
                     let child_path = format!("{path}.{key}");
+                    if (root || s.embedded_resource) && key == "metadata" {
+                        // The server validates metadata as ObjectMeta; a schema may only
+                        // restrict the name (and generateName) further.
+                        let meta = s.properties.get(key);
+                        for field in ["name", "generateName"] {
+                            if let (Some(f), Some(v)) =
+                                (meta.and_then(|m| m.properties.get(field)), child.get(field))
+                            {
+                                self.node(f, v, &format!("{child_path}.{field}"), false);
+                            }
+                        }
+                        continue;
+                    }
                     if let Some(prop) = s.properties.get(key) {
                         self.node(prop, child, &child_path, false);
                     } else if let Some(values) = s.map_values() {

@@ -23,6 +23,9 @@ use crate::schema::{self, Comparison, FailOn, Outcome, Request, diff, exit};
 fn fail_on_parser() -> impl TypedValueParser<Value = FailOn> {
     PossibleValuesParser::new([
         PossibleValue::new("breaking").help("Exit 1 when a breaking difference is found"),
+        PossibleValue::new("unproven").help(
+            "Exit 1 on breaking differences and on CEL rules added that may break but were not shown to",
+        ),
         PossibleValue::new("any").help("Exit 1 on any difference, informational ones included"),
         PossibleValue::new("none").help("Always exit 0 unless there is an error"),
     ])
@@ -71,6 +74,21 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = crate::schema::load::CRD_PAGE_SIZE)]
     pub chunk_size: usize,
 
+    /// Do not build witness objects for breaking findings (CEL rules added are still
+    /// evaluated to tell breaking from unproven)
+    #[arg(long, conflicts_with_all = ["witness_dir", "prove"])]
+    pub no_witnesses: bool,
+
+    /// Write each witness as a manifest into DIR (created if missing), one file per finding
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath)]
+    pub witness_dir: Option<PathBuf>,
+
+    /// Dry-run each witness on the clusters (server-side create, fieldValidation=Strict): a
+    /// finding is proven when the baseline's server accepts it and the other's rejects it or
+    /// stores it differently. Exit 5 when a server contradicts the local judgement
+    #[arg(long)]
+    pub prove: bool,
+
     /// The lowest class that makes the exit code 1
     #[arg(long, default_value = "breaking", value_name = "CLASS", value_parser = fail_on_parser())]
     pub fail_on: FailOn,
@@ -115,6 +133,15 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
     }
     if args.lcd && !args.object.is_empty() {
         return usage("--lcd and --object are separate modes; run them one at a time".into());
+    }
+    if (args.prove || args.witness_dir.is_some()) && (args.lcd || !args.object.is_empty()) {
+        return usage(
+            "--prove and --witness-dir go with the comparison report, not with --lcd or --object"
+                .into(),
+        );
+    }
+    if args.prove && contexts.is_empty() {
+        return usage("--prove dry-runs witnesses on clusters: give --context sources".into());
     }
     if args.lcd && args.output.format() == OutputFormat::Markdown {
         return usage("--lcd prints CRD manifests: use -o yaml (the default) or -o json".into());
@@ -181,6 +208,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
         fail_on: args.fail_on,
         server_dry_run: args.server,
         chunk_size: args.chunk_size,
+        witnesses: !args.no_witnesses,
     })
 }
 
@@ -204,8 +232,25 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
         let comparison = Comparison::new(&sources, &request, Outcome::Lcd);
         return print_lcd(comparison, args.output.format());
     }
-    let report = schema::compare(&sources, &request, args.all);
+    let mut report = schema::compare(&sources, &request, args.all);
+    let mut defects = 0;
+    if args.prove {
+        defects = schema::prove(&mut report, &sources, &clusters, &request).await?;
+    }
+    if let Some(dir) = &args.witness_dir {
+        let written = schema::write_witnesses(&report, dir)?;
+        output::log(
+            0,
+            format!("wrote {written} witness manifest(s) to {}", dir.display()),
+        );
+    }
     output::print(&report, args.output.format())?;
+    if defects > 0 {
+        output::warn(format!(
+            "DEFECT in kubectl-migrate: for {defects} witness(es) the servers contradict the local judgement (see \"disagrees\" in the report); please report it"
+        ));
+        return Ok(exit::DEFECT);
+    }
     Ok(if report.summary.failing > 0 {
         exit::DIFFERENT
     } else {

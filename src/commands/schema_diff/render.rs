@@ -7,6 +7,7 @@ use crate::output::{Tabular, fit, indent, markdown_table, new_table, trim_lines}
 use crate::schema::diff::Class;
 use crate::schema::model::{Origin, version_priority};
 use crate::schema::report::{ApiReport, FindingReport, ObjectReport, Report};
+use crate::schema::witness::Expect;
 
 /// Shorter names for the table; JSON keeps the schema keywords.
 fn short_attribute(attribute: &str) -> &str {
@@ -26,6 +27,7 @@ fn paint_class(class: Class) -> String {
     match class {
         Class::Breaking => text.red().bold().to_string(),
         Class::Compatible => text.green().to_string(),
+        Class::Unproven => text.yellow().to_string(),
         Class::Informational => text.dimmed().to_string(),
     }
 }
@@ -227,6 +229,41 @@ impl ApiReport {
         format!("{}  ({}, {scope})", self.name, self.kind)
     }
 
+    /// One line per witness (short form, who rejects it, the proof) and per breaking finding
+    /// without one (why).
+    fn witness_lines(&self, show_informational: bool) -> Vec<String> {
+        let mut lines = Vec::new();
+        for f in &self.findings {
+            if f.class == Class::Informational && !show_informational {
+                continue;
+            }
+            let at = match &f.version {
+                Some(v) => format!("{v} {} {}", f.path, f.rule),
+                None => f.rule.clone(),
+            };
+            if let Some(w) = &f.witness {
+                let what = match w.expect {
+                    Expect::Rejected => "rejected by",
+                    Expect::StoredDifferently => "stored differently by",
+                };
+                let proof = w
+                    .proof
+                    .as_ref()
+                    .map(|p| format!("; {}", p.verdict))
+                    .unwrap_or_default();
+                lines.push(format!("  {at}: {} ({what} {}{proof})", w.short, w.source));
+            } else if let Some(why) = &f.no_witness
+                && f.class == Class::Breaking
+            {
+                lines.push(format!("  {at}: no witness: {why}"));
+            }
+        }
+        if !lines.is_empty() {
+            lines.insert(0, "witnesses (accepted by the baseline):".into());
+        }
+        lines
+    }
+
     fn lcd_lines(&self) -> Vec<String> {
         let Some(lcd) = &self.lcd else {
             return Vec::new();
@@ -267,12 +304,18 @@ impl Report {
         // Short lines: prose is not cut to the terminal as table cells are.
         format!(
             "{} of {} API(s) differ across {} sources.\n\
-             {} breaking, {} compatible, {} informational.\n\
+             {} breaking, {}{} compatible, {} informational.\n\
              Judged from {}; at or above --fail-on {}: {}.",
             s.apis_with_differences,
             s.apis,
             self.sources.len(),
             s.breaking,
+            // Only where there are some: most comparisons have no CEL rules added.
+            if s.unproven > 0 {
+                format!("{} unproven, ", s.unproven)
+            } else {
+                String::new()
+            },
             s.compatible,
             s.informational,
             self.baseline,
@@ -334,14 +377,24 @@ impl Tabular for Report {
         for api in &self.apis {
             let (b, c, i) = api.counts();
             let hidden = !self.show_informational && i > 0;
-            let no_findings = b + c == 0 && (hidden || i == 0);
+            let unproven_here = api.findings.iter().any(|f| f.class == Class::Unproven);
+            let no_findings = b + c == 0 && !unproven_here && (hidden || i == 0);
             out += &format!("\n{}\n", api.heading().bold());
             out += &indent(&trim_lines(&api.presence_table().to_string()));
             for (title, t) in api.findings_tables(self.show_informational) {
                 out += &format!("\n  {title}:\n");
                 out += &indent(&trim_lines(&t.to_string()));
             }
-            let mut tally = format!("{b} breaking, {c} compatible, {i} informational");
+            let unproven = api
+                .findings
+                .iter()
+                .filter(|f| f.class == Class::Unproven)
+                .count();
+            let mut tally = if unproven > 0 {
+                format!("{b} breaking, {unproven} unproven, {c} compatible, {i} informational")
+            } else {
+                format!("{b} breaking, {c} compatible, {i} informational")
+            };
             if hidden {
                 tally += " (hidden; --all shows them)";
             }
@@ -349,6 +402,9 @@ impl Tabular for Report {
                 tally = "no differences".into();
             }
             out += &format!("  {tally}\n");
+            for line in api.witness_lines(self.show_informational) {
+                out += &format!("  {line}\n");
+            }
             for line in api.lcd_lines() {
                 out += &format!("  {line}\n");
             }

@@ -432,10 +432,10 @@ fn pattern_added_narrows_removed_widens_changed_breaks() {
             &[a, Some("^[0-9]+$")],
         )],
     );
-    assert_eq!(changed[0].witness.as_deref(), Some("a"));
+    assert_eq!(changed[0].sample.as_deref(), Some("a"));
     assert_eq!(
         changed[0].message,
-        r#"pattern '^[a-z]+$' -> '^[0-9]+$': "a" is no longer accepted, and "0" now is"#
+        r#"pattern '^[a-z]+$' -> '^[0-9]+$': "a" is no longer accepted, and "0" now is (ratcheting: updates that keep a stored value unchanged still pass, Kubernetes 1.30+)"#
     );
 }
 
@@ -457,10 +457,10 @@ fn patterns_are_compared_by_the_strings_they_accept() {
             &[Some("^[a-z]+$"), Some("^[a-z]{1,3}$")],
         )],
     );
-    assert_eq!(narrowed[0].witness.as_deref(), Some("aaaa"));
+    assert_eq!(narrowed[0].sample.as_deref(), Some("aaaa"));
     assert_eq!(
         narrowed[0].message,
-        r#"pattern '^[a-z]+$' -> '^[a-z]{1,3}$': "aaaa" is no longer accepted"#
+        r#"pattern '^[a-z]+$' -> '^[a-z]{1,3}$': "aaaa" is no longer accepted (ratcheting: updates that keep a stored value unchanged still pass, Kubernetes 1.30+)"#
     );
     let widened = diff2(&short, &az);
     check(
@@ -473,7 +473,7 @@ fn patterns_are_compared_by_the_strings_they_accept() {
             &[Some("^[a-z]{1,3}$"), Some("^[a-z]+$")],
         )],
     );
-    assert_eq!(widened[0].witness, None);
+    assert_eq!(widened[0].sample, None);
     assert_eq!(
         widened[0].message,
         r#"pattern '^[a-z]{1,3}$' -> '^[a-z]+$': accepts more, such as "aaaa""#
@@ -1292,12 +1292,29 @@ fn deprecated_changed_is_informational() {
 }
 
 #[test]
-fn subresources_changed_is_breaking() {
+fn subresources_changed_is_breaking_where_a_create_stores_status_differently() {
+    // The baseline's schema has no .status: a status subresource changes nothing its clients
+    // can write.
     check(
         &diff_of(
             &[&crd_versions(V1), &v1_with("subresources: {status: {}}")],
             0,
         ),
+        &[(
+            "v1",
+            "",
+            "subresources-changed",
+            Compatible,
+            &[Some("null"), Some(r#"{"status":{}}"#)],
+        )],
+    );
+    let with_status = V1.replace(
+        "properties: {spec:",
+        "properties: {status: {type: object, properties: {n: {type: integer}}}, spec:",
+    );
+    let extra = format!("{with_status}    subresources: {{status: {{}}}}\n");
+    check(
+        &diff_of(&[&crd_versions(&with_status), &crd_versions(&extra)], 0),
         &[(
             "v1",
             "",
@@ -1560,7 +1577,7 @@ fn every_rule_in_the_catalogue_is_tested() {
         version_only_in_another_source_is_added,
         storage_version_changed_is_informational,
         deprecated_changed_is_informational,
-        subresources_changed_is_breaking,
+        subresources_changed_is_breaking_where_a_create_stores_status_differently,
         printer_columns_changed_is_informational,
         selectable_fields_removed_is_breaking_and_added_compatible,
         conversion_changed_is_informational,

@@ -1,0 +1,155 @@
+//! `--prove` and `--witness-dir`: the witnesses of a report dry-run on the servers, and written
+//! as manifests. The thin shell around [`super::witness`].
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::model::SourceSchemas;
+use super::report::{Proof, Report};
+use super::witness::Expect;
+use super::{Request, dry_run_create};
+use crate::cluster::Cluster;
+use crate::error::{Error, Result};
+use crate::output;
+
+/// Dry-runs every witness on the baseline's cluster and on the cluster of the source that
+/// should reject it, and records what they said. Returns how many contradict the local
+/// judgement (each is also warned about at once).
+pub async fn prove(
+    report: &mut Report,
+    sources: &[SourceSchemas],
+    clusters: &BTreeMap<String, Cluster>,
+    request: &Request,
+) -> Result<usize> {
+    let baseline = report.baseline.clone();
+    let mut defects = 0;
+    let mut proven = 0;
+    let mut asked = 0;
+    for api in &mut report.apis {
+        // The request a client of the baseline makes: the baseline's plural and scope.
+        let def = sources
+            .iter()
+            .find(|s| s.label == baseline)
+            .and_then(|s| s.apis.get(&api.name))
+            .or_else(|| sources.iter().find_map(|s| s.apis.get(&api.name)))
+            .map(super::stored::StoredApi::def);
+        for f in &mut api.findings {
+            let Some(w) = &mut f.witness else { continue };
+            let (Some(base), Some(other)) = (clusters.get(&baseline), clusters.get(&w.source))
+            else {
+                w.proof = Some(Proof {
+                    verdict: "not-a-cluster".into(),
+                    baseline: "-".into(),
+                    baseline_message: None,
+                    other: "-".into(),
+                    other_message: None,
+                });
+                continue;
+            };
+            asked += 1;
+            let def = def.as_deref();
+            let (b_state, b_message, b_stored) =
+                dry_run_create(base, &w.object, def, request.namespace_of(&baseline)).await?;
+            let (o_state, o_message, o_stored) =
+                dry_run_create(other, &w.object, def, request.namespace_of(&w.source)).await?;
+            let accepted = |s: &str| s == "accepted";
+            let holds = accepted(&b_state)
+                && match w.expect {
+                    Expect::Rejected => !accepted(&o_state),
+                    Expect::StoredDifferently => {
+                        !accepted(&o_state)
+                            || stored(b_stored.as_ref()) != stored(o_stored.as_ref())
+                    }
+                };
+            let verdict = if holds {
+                proven += 1;
+                "proven"
+            } else {
+                defects += 1;
+                output::warn(format!(
+                    "DEFECT: {} {} {}: the witness {} was judged accepted by {baseline} and {} by {}, but the servers said {b_state}{} and {o_state}{}",
+                    api.name,
+                    f.version.as_deref().unwrap_or("-"),
+                    f.rule,
+                    w.short,
+                    match w.expect {
+                        Expect::Rejected => "rejected",
+                        Expect::StoredDifferently => "stored differently",
+                    },
+                    w.source,
+                    b_message
+                        .as_deref()
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default(),
+                    o_message
+                        .as_deref()
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default(),
+                ));
+                "disagrees"
+            };
+            w.proof = Some(Proof {
+                verdict: verdict.into(),
+                baseline: b_state,
+                baseline_message: b_message,
+                other: o_state,
+                other_message: o_message,
+            });
+        }
+    }
+    output::log(
+        0,
+        format!("--prove: {proven} of {asked} witness(es) proven on the servers"),
+    );
+    Ok(defects)
+}
+
+/// What a stored object holds apart from what the server sets on every create.
+fn stored(object: Option<&Value>) -> Option<Value> {
+    let mut o = object?.clone();
+    if let Some(meta) = o.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in [
+            "uid",
+            "creationTimestamp",
+            "resourceVersion",
+            "generation",
+            "managedFields",
+            "namespace",
+        ] {
+            meta.remove(k);
+        }
+    }
+    Some(o)
+}
+
+/// Writes each witness as `DIR/API.VERSION.N.RULE.yaml`; returns how many.
+pub fn write_witnesses(report: &Report, dir: &Path) -> Result<usize> {
+    let io = |e: std::io::Error| Error::Failed {
+        message: format!("--witness-dir {}: {e}", dir.display()),
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut written = 0;
+    for api in &report.apis {
+        for (n, f) in api.findings.iter().enumerate() {
+            let Some(w) = &f.witness else { continue };
+            let version = f.version.as_deref().unwrap_or("api");
+            let name = format!("{}.{version}.{n}.{}.yaml", api.name, f.rule);
+            let yaml = serde_saphyr::to_string(&w.object).map_err(|e| Error::Encode {
+                format: "YAML",
+                source: Box::new(e),
+            })?;
+            let what = match w.expect {
+                Expect::Rejected => "rejected",
+                Expect::StoredDifferently => "stored differently",
+            };
+            let text = format!(
+                "# {} {version} {} {}: accepted by {}, {what} by {}\n{yaml}",
+                api.name, f.path, f.rule, report.baseline, w.source
+            );
+            std::fs::write(dir.join(name), text).map_err(io)?;
+            written += 1;
+        }
+    }
+    Ok(written)
+}

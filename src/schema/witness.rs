@@ -1,0 +1,1208 @@
+//! PURE: witnesses. For a breaking finding, a small object that the baseline accepts and the
+//! other source rejects (or stores differently), checked with the local validator; for a CEL
+//! rule added, a bounded, seeded search over objects generated from the baseline's schema that
+//! decides whether the rule breaks some of them (breaking, with that object), none that were
+//! tried (unproven, with how many) or could not be evaluated (undecided, with why).
+//!
+//! Every candidate is a whole object placed along the finding's path: the baseline's smallest
+//! object (required fields only, each at its smallest valid value) with the value under test at
+//! the path. Candidates come from both sources' constraints at the node (bounds and one past
+//! them, enum members lost, a string the baseline's pattern accepts and the other's does not,
+//! duplicates, unknown keys, wrong types), then from random values of the baseline's schema, so
+//! the same generic search serves every rule; the validator, not the rule, decides.
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::cel::{self, Verdict};
+use super::diff::{Change, Class, Finding};
+use super::model::{ApiDef, Schema};
+use super::pattern::{self, Comparison};
+use super::validate::validate_object;
+
+/// Objects tried per CEL rule search, at most.
+pub const CEL_TRIES: usize = 200;
+
+/// Random candidates tried per finding after the constraint-driven ones.
+const RANDOM_TRIES: usize = 40;
+
+/// Deeper than this, generated values take their smallest form.
+const MAX_DEPTH: usize = 12;
+
+/// The name every witness carries.
+pub const OBJECT_NAME: &str = "km-witness";
+
+/// What the other source does with the witness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Expect {
+    /// Refuses it (with fieldValidation=Strict).
+    Rejected,
+    /// Accepts it but stores something else (a default, a status dropped on create).
+    StoredDifferently,
+}
+
+/// An object that shows a finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Witness {
+    /// The source (index) that rejects it or stores it differently.
+    pub source: usize,
+    pub expect: Expect,
+    /// The whole manifest: apiVersion, kind, metadata.name, and what the schema needs.
+    pub object: Value,
+    /// A short form for the table: `.spec.x: "a"`, `.spec without x`, ...
+    pub short: String,
+    /// Why the other source rejects it, as the local validator says.
+    pub reasons: Vec<String>,
+}
+
+/// Where a witness goes, one step of a finding's path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    Property(String),
+    Items,
+    MapValues,
+}
+
+/// `.spec.rules[*].matches`, `.metadata.labels.*`, `.` as steps.
+fn steps(path: &str) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() && rest != "." {
+        if let Some(r) = rest.strip_prefix("[*]") {
+            out.push(Step::Items);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix(".*")
+            && (r.is_empty() || r.starts_with('.') || r.starts_with('['))
+        {
+            out.push(Step::MapValues);
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            out.push(Step::Property(r[..end].to_string()));
+            rest = &r[end..];
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// The map key witnesses use under `additionalProperties`.
+const MAP_KEY: &str = "km";
+
+/// The path as it is in the witness: the first item, the map key used.
+fn concrete(steps: &[Step]) -> String {
+    let mut out = String::new();
+    for s in steps {
+        match s {
+            Step::Property(p) => {
+                out.push('.');
+                out.push_str(p);
+            }
+            Step::Items => out.push_str("[0]"),
+            Step::MapValues => {
+                out.push('.');
+                out.push_str(MAP_KEY);
+            }
+        }
+    }
+    if out.is_empty() { ".".into() } else { out }
+}
+
+fn child<'s>(node: Option<&'s Schema>, step: &Step) -> Option<&'s Schema> {
+    let node = node?;
+    match step {
+        Step::Property(p) => node.properties.get(p),
+        Step::Items => node.items.as_ref(),
+        Step::MapValues => node.map_values(),
+    }
+}
+
+fn node_at<'s>(root: &'s Schema, steps: &[Step]) -> Option<&'s Schema> {
+    steps.iter().try_fold(root, |n, s| child(Some(n), s))
+}
+
+/// Witnesses are the same from run to run: generated from a seed.
+struct Rng(crate::rng::SplitMix64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0.below(n)
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.0.next_u64() % 100 < percent
+    }
+}
+
+fn seed_of(text: &str) -> u64 {
+    // FNV-1a: stable across runs and platforms, unlike the std hasher.
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// What a CEL rule mentions, aimed at by the random values.
+#[derive(Default)]
+struct Aims {
+    strings: Vec<String>,
+    integers: Vec<i64>,
+    fields: Vec<String>,
+}
+
+/// Values valid (or nearly) under one schema: smallest, n-th distinct, random.
+struct Generator {
+    rng: Rng,
+    aims: Aims,
+}
+
+/// Sample strings of the formats the API server checks.
+fn format_sample(format: &str) -> Option<&'static str> {
+    Some(match format {
+        "date-time" => "2024-01-01T00:00:00Z",
+        "date" => "2024-01-01",
+        "duration" => "1s",
+        "email" => "a@example.com",
+        "hostname" => "a",
+        "ipv4" => "10.0.0.1",
+        "ipv6" => "::1",
+        "cidr" => "10.0.0.0/8",
+        "mac" => "00:00:5e:00:53:01",
+        "uri" => "http://a",
+        "uuid" | "uuid3" | "uuid4" | "uuid5" => "9b2a6d3e-4f1c-4b8a-9c3d-2e1f0a7b6c5d",
+        "byte" => "YQ==",
+        "isbn" | "isbn10" => "0306406152",
+        "isbn13" => "9780306406157",
+        "creditcard" => "4111111111111111",
+        "ssn" => "123-45-6789",
+        "hexcolor" => "#ffffff",
+        "rgbcolor" => "rgb(0,0,0)",
+        _ => return None,
+    })
+}
+
+impl Generator {
+    fn new(seed: u64) -> Generator {
+        Generator {
+            rng: Rng(crate::rng::SplitMix64(seed)),
+            aims: Aims::default(),
+        }
+    }
+
+    /// A string of at least `min` characters that the node's pattern, format and length allow.
+    fn string(&self, s: &Schema, min: usize) -> Value {
+        let min = min.max(s.min_length.unwrap_or(0) as usize);
+        let max = s.max_length.map(|m| m as usize);
+        if let Some(p) = &s.pattern
+            && let Ok(Some(found)) = pattern::accepted(p, min, max)
+        {
+            return found.into();
+        }
+        if let Some(f) = s.format.as_deref().and_then(format_sample)
+            && f.chars().count() >= min
+        {
+            return f.into();
+        }
+        // Letters: what names, keys and most patterns without anchors take.
+        let mut text = "a".repeat(min.max(1));
+        if max.is_some_and(|m| m < text.len()) {
+            text.truncate(max.unwrap_or(0));
+        }
+        text.into()
+    }
+
+    fn number(&self, s: &Schema, integer: bool) -> Value {
+        let step = s.multiple_of.unwrap_or(1.0);
+        let mut lo = s.minimum.unwrap_or(f64::MIN);
+        if s.exclusive_minimum {
+            lo += if integer { 1.0 } else { step.min(1.0) / 2.0 };
+        }
+        let mut v = 0f64.max(lo);
+        if let Some(m) = s.multiple_of
+            && m > 0.0
+        {
+            v = (v / m).ceil() * m;
+        }
+        if let Some(hi) = s.maximum
+            && (v > hi || (s.exclusive_maximum && v >= hi))
+        {
+            v = hi - if s.exclusive_maximum { 1.0 } else { 0.0 };
+        }
+        number_value(v, integer)
+    }
+
+    /// The smallest value the node takes: required fields only, bounds met.
+    fn minimal(&mut self, s: &Schema) -> Value {
+        self.nth(s, 0, 0)
+    }
+
+    /// The `k`-th of a run of distinct small values (list items must differ in sets and maps).
+    fn nth(&mut self, s: &Schema, k: usize, depth: usize) -> Value {
+        if let Some(values) = &s.enum_values
+            && !values.is_empty()
+        {
+            return values[k % values.len()].clone();
+        }
+        if s.int_or_string {
+            return if s.pattern.is_some() {
+                self.string(s, k)
+            } else {
+                json!(k)
+            };
+        }
+        match s.type_.as_deref() {
+            Some("object") => {
+                let mut map = Map::new();
+                if s.embedded_resource {
+                    map.insert("apiVersion".into(), "v1".into());
+                    map.insert("kind".into(), "ConfigMap".into());
+                }
+                for name in &s.required {
+                    let v = match s.properties.get(name).or(s.map_values()) {
+                        Some(p) if depth < MAX_DEPTH => self.nth(p, k, depth + 1),
+                        _ => json!({}),
+                    };
+                    map.insert(name.clone(), v);
+                }
+                let least = s.min_properties.unwrap_or(0) as usize;
+                let optional: Vec<&String> = s
+                    .properties
+                    .keys()
+                    .filter(|p| !map.contains_key(*p))
+                    .collect();
+                for name in optional.into_iter().take(least.saturating_sub(map.len())) {
+                    let v = self.nth(&s.properties[name], k, depth + 1);
+                    map.insert(name.clone(), v);
+                }
+                if let Some(values) = s.map_values() {
+                    let mut i = 0;
+                    while map.len() < least {
+                        let v = self.nth(values, i, depth + 1);
+                        map.insert(format!("k{i}"), v);
+                        i += 1;
+                    }
+                }
+                if k > 0 && map.is_empty() && s.map_values().is_some() {
+                    let v = self.nth(s.map_values().expect("a map"), 0, depth + 1);
+                    map.insert(format!("k{k}"), v);
+                }
+                Value::Object(map)
+            }
+            Some("array") => {
+                let n = s.min_items.unwrap_or(0) as usize;
+                self.items(s, n, depth)
+            }
+            // Distinct lengths give distinct strings (list items must differ in sets).
+            Some("string") => self.string(s, s.min_length.unwrap_or(0).max(1) as usize + k),
+            Some("integer") => {
+                let base = self.number(s, true);
+                offset(&base, k, s, true)
+            }
+            Some("number") => {
+                let base = self.number(s, false);
+                offset(&base, k, s, false)
+            }
+            Some("boolean") => Value::Bool(k % 2 == 1),
+            _ => json!({}),
+        }
+    }
+
+    /// `n` distinct items for an array node.
+    fn items(&mut self, s: &Schema, n: usize, depth: usize) -> Value {
+        let Some(item) = &s.items else {
+            return Value::Array(Vec::new());
+        };
+        let mut out: Vec<Value> = Vec::with_capacity(n);
+        let mut k = 0;
+        while out.len() < n && k < n + 32 {
+            let v = if depth < MAX_DEPTH {
+                self.nth(item, k, depth + 1)
+            } else {
+                Value::Null
+            };
+            k += 1;
+            if !out.contains(&v) || !must_differ(s) {
+                out.push(v);
+            }
+        }
+        Value::Array(out)
+    }
+
+    /// A random value of the node, aimed at what the CEL rules mention.
+    fn random(&mut self, s: &Schema, depth: usize) -> Value {
+        if depth >= MAX_DEPTH {
+            return self.minimal(s);
+        }
+        if s.nullable && self.rng.chance(5) {
+            return Value::Null;
+        }
+        if let Some(values) = &s.enum_values
+            && !values.is_empty()
+        {
+            let i = self.rng.below(values.len());
+            return values[i].clone();
+        }
+        if s.int_or_string {
+            return if self.rng.chance(50) {
+                self.random_string(s)
+            } else {
+                self.random_integer(s)
+            };
+        }
+        match s.type_.as_deref() {
+            Some("object") => {
+                let mut map = match self.minimal(s) {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                };
+                for (name, p) in &s.properties {
+                    let aimed = self.aims.fields.contains(name);
+                    if map.contains_key(name) || self.rng.chance(if aimed { 70 } else { 30 }) {
+                        let v = self.random(p, depth + 1);
+                        map.insert(name.clone(), v);
+                    }
+                }
+                if let Some(values) = s.map_values() {
+                    let most = s.max_properties.map_or(4, |m| m as usize).min(4);
+                    for _ in 0..self.rng.below(most + 1) {
+                        let key = self.random_key();
+                        let v = self.random(values, depth + 1);
+                        map.insert(key, v);
+                    }
+                }
+                Value::Object(map)
+            }
+            Some("array") => {
+                let least = s.min_items.unwrap_or(0) as usize;
+                let most = s.max_items.map_or(least + 4, |m| m as usize);
+                let mut sizes = vec![least, least + 1, least + 2, most.min(least + 3)];
+                if most <= 64 {
+                    // Bounds are where rules over sizes and sums are decided.
+                    sizes.push(most);
+                }
+                for &i in &self.aims.integers {
+                    if let Ok(i) = usize::try_from(i)
+                        && (least..=most).contains(&i)
+                        && i <= 64
+                    {
+                        sizes.push(i);
+                        sizes.push((i + 1).min(most));
+                    }
+                }
+                let n = sizes[self.rng.below(sizes.len())].clamp(least, most);
+                let Some(item) = &s.items else {
+                    return Value::Array(Vec::new());
+                };
+                let mut out = Vec::with_capacity(n);
+                let mut attempts = 0;
+                while out.len() < n && attempts < n * 4 + 8 {
+                    attempts += 1;
+                    let v = self.random(item, depth + 1);
+                    if !must_differ(s) || !out.contains(&v) {
+                        out.push(v);
+                    }
+                }
+                Value::Array(out)
+            }
+            Some("string") => self.random_string(s),
+            Some("integer") => self.random_integer(s),
+            Some("number") => {
+                let v = self.random_integer(s);
+                if self.rng.chance(30) {
+                    let half = v.as_f64().unwrap_or(0.0) + 0.5;
+                    number_value(half, false)
+                } else {
+                    v
+                }
+            }
+            Some("boolean") => Value::Bool(self.rng.chance(50)),
+            _ => json!({}),
+        }
+    }
+
+    fn random_key(&mut self) -> String {
+        let aimed: Vec<&String> = self.aims.strings.iter().filter(|s| !s.is_empty()).collect();
+        if !aimed.is_empty() && self.rng.chance(50) {
+            return aimed[self.rng.below(aimed.len())].clone();
+        }
+        format!("k{}", self.rng.below(8))
+    }
+
+    fn random_string(&mut self, s: &Schema) -> Value {
+        let least = s.min_length.unwrap_or(0) as usize;
+        let most = s.max_length.map(|m| m as usize);
+        match self.rng.below(4) {
+            0 if !self.aims.strings.is_empty() => {
+                let i = self.rng.below(self.aims.strings.len());
+                self.aims.strings[i].clone().into()
+            }
+            1 => {
+                let top = most.unwrap_or(least + 8).min(least + 64);
+                let n = least + self.rng.below(top.saturating_sub(least) + 1);
+                self.string(s, n)
+            }
+            2 => {
+                let words = ["", "a", "A", "0", "-", "a.b", "a/b", "a b", "x:y"];
+                words[self.rng.below(words.len())].into()
+            }
+            _ => self.string(s, least),
+        }
+    }
+
+    fn random_integer(&mut self, s: &Schema) -> Value {
+        let mut picks: Vec<f64> = vec![0.0, 1.0, -1.0, 2.0];
+        picks.extend(s.minimum);
+        picks.extend(s.maximum);
+        picks.extend(s.multiple_of);
+        for &i in &self.aims.integers {
+            picks.extend([i as f64 - 1.0, i as f64, i as f64 + 1.0]);
+        }
+        let v = picks[self.rng.below(picks.len())];
+        number_value(v, true)
+    }
+}
+
+/// Whether the items of an array must differ (sets, maps by key, uniqueItems).
+fn must_differ(s: &Schema) -> bool {
+    s.unique_items || matches!(s.list_type.as_deref(), Some("set" | "map"))
+}
+
+fn number_value(v: f64, integer: bool) -> Value {
+    if (integer || v.fract() == 0.0) && v.abs() < 9.0e15 {
+        json!(v as i64)
+    } else {
+        serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// The `k`-th number from `base` by the node's step, within its maximum where possible.
+fn offset(base: &Value, k: usize, s: &Schema, integer: bool) -> Value {
+    let step = s.multiple_of.unwrap_or(1.0);
+    let v = base.as_f64().unwrap_or(0.0) + step * k as f64;
+    if s.maximum.is_some_and(|m| v > m) {
+        return base.clone();
+    }
+    number_value(v, integer)
+}
+
+/// What is placed at a finding's path.
+#[derive(Debug, Clone)]
+enum Placement {
+    /// This value at the path.
+    Value(Value),
+    /// The parent object (at the path) without this key.
+    Without(String),
+}
+
+/// The baseline's smallest object with `placement` along `steps`; `None` where the path
+/// cannot be built (a step the schema does not have and no value to put there).
+fn place(
+    g: &mut Generator,
+    node: Option<&Schema>,
+    steps: &[Step],
+    placement: &Placement,
+) -> Option<Value> {
+    let Some((first, rest)) = steps.split_first() else {
+        return Some(match placement {
+            Placement::Value(v) => v.clone(),
+            Placement::Without(name) => {
+                let mut v = g.minimal(node?);
+                v.as_object_mut()?.remove(name);
+                v
+            }
+        });
+    };
+    let below = place(g, child(node, first), rest, placement)?;
+    let mut here = match node {
+        Some(n) => g.minimal(n),
+        None => match first {
+            Step::Items => json!([]),
+            _ => json!({}),
+        },
+    };
+    match first {
+        Step::Property(p) => {
+            here.as_object_mut()?.insert(p.clone(), below);
+        }
+        Step::MapValues => {
+            here.as_object_mut()?.insert(MAP_KEY.into(), below);
+        }
+        Step::Items => {
+            let items = here.as_array_mut()?;
+            if items.is_empty() {
+                items.push(below);
+            } else {
+                items[0] = below;
+                // Keeps set and map items distinct from the one placed.
+                if let Some(n) = node
+                    && must_differ(n)
+                {
+                    let placed = items[0].clone();
+                    let mut k = 1;
+                    for i in 1..items.len() {
+                        while items[..i].contains(&items[i]) || items[i] == placed {
+                            items[i] = g.nth(n.items.as_ref()?, k, 1);
+                            k += 1;
+                            if k > 64 {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Some(here)
+}
+
+/// The witness object for one API version: type meta and a name around `body`.
+fn manifest(api: &ApiDef, version: &str, body: Value) -> Value {
+    let mut map = match body {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    let api_version = if api.group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{}/{version}", api.group)
+    };
+    map.insert("apiVersion".into(), api_version.into());
+    map.insert("kind".into(), api.kind.clone().into());
+    map.insert("metadata".into(), json!({ "name": OBJECT_NAME }));
+    Value::Object(map)
+}
+
+/// The APIs of a comparison, the baseline, and the finding being shown.
+struct Case<'a> {
+    apis: &'a [Option<&'a ApiDef>],
+    base: usize,
+    version: String,
+    root: &'a Schema,
+    api: &'a ApiDef,
+    steps: Vec<Step>,
+}
+
+impl Case<'_> {
+    fn other_root(&self, i: usize) -> Option<&Schema> {
+        self.apis[i]?
+            .versions
+            .get(&self.version)
+            .filter(|v| v.served)
+            .map(|v| &v.schema)
+    }
+
+    fn build(&self, g: &mut Generator, steps: &[Step], placement: &Placement) -> Option<Value> {
+        let body = place(g, Some(self.root), steps, placement)?;
+        Some(manifest(self.api, &self.version, body))
+    }
+}
+
+/// What the search concluded for a finding.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Found(Witness),
+    /// No object shows it; why.
+    None(String),
+}
+
+/// Finds witnesses for the breaking findings of one API (and decides the CEL rules added),
+/// changing their class where the search decides it.
+pub fn attach(apis: &[Option<&ApiDef>], baseline: usize, findings: &mut [Finding], objects: bool) {
+    let Some(base) = pick(apis, baseline) else {
+        return;
+    };
+    for f in findings.iter_mut() {
+        let cel_added = f.attribute == "x-kubernetes-validations" && f.change == Change::Added;
+        if (f.class != Class::Breaking || !objects) && !cel_added {
+            continue;
+        }
+        let Some(case) = case(apis, base, f) else {
+            f.no_witness = Some("the baseline has no served version to build an object of".into());
+            continue;
+        };
+        let outcome = if cel_added {
+            decide_rules(&case, f)
+        } else {
+            search(&case, f)
+        };
+        match outcome {
+            Outcome::Found(w) => {
+                f.witness = Some(w);
+                f.no_witness = None;
+            }
+            Outcome::None(why) => f.no_witness = Some(why),
+        }
+    }
+}
+
+fn pick(apis: &[Option<&ApiDef>], baseline: usize) -> Option<usize> {
+    if apis.get(baseline).is_some_and(Option::is_some) {
+        Some(baseline)
+    } else {
+        apis.iter().position(Option::is_some)
+    }
+}
+
+fn case<'a>(apis: &'a [Option<&'a ApiDef>], base: usize, f: &Finding) -> Option<Case<'a>> {
+    let served = |i: usize, v: &str| {
+        apis[i]
+            .and_then(|a| a.versions.get(v))
+            .is_some_and(|d| d.served)
+    };
+    let version = match &f.version {
+        Some(v) => v.clone(),
+        None => {
+            let a = apis[base]?;
+            a.versions_by_priority()
+                .into_iter()
+                .find(|v| a.versions[*v].served)?
+                .clone()
+        }
+    };
+    // As the diff does: where the baseline lacks the version, the first source with it.
+    let vbase = if served(base, &version) {
+        base
+    } else {
+        (0..apis.len()).find(|&i| served(i, &version))?
+    };
+    let api = apis[vbase]?;
+    Some(Case {
+        apis,
+        base: vbase,
+        root: &api.versions[&version].schema,
+        api,
+        version,
+        steps: steps(&f.path),
+    })
+}
+
+/// Whether a violation is about the node at `at` (or below it).
+fn about(reason: &str, at: &str) -> bool {
+    let at = if at == "." { "" } else { at };
+    reason.starts_with(at)
+        && reason[at.len()..]
+            .chars()
+            .next()
+            .is_none_or(|c| matches!(c, '.' | '[' | ':'))
+}
+
+fn short_value(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() > 40 {
+        format!("{}...", text.chars().take(37).collect::<String>())
+    } else {
+        text
+    }
+}
+
+/// The constraint-driven search for a finding other than a CEL rule added.
+fn search(case: &Case, f: &Finding) -> Outcome {
+    let others: Vec<usize> = (0..case.apis.len())
+        .filter(|&i| i != case.base && case.apis[i].is_some())
+        .collect();
+    let mut g = Generator::new(seed_of(&format!("{}{}{}", case.api.name, f.path, f.rule())));
+    // API-level findings: the smallest object of the baseline's version shows them.
+    let why = match f.attribute.as_str() {
+        "api" => Some("the API is not served there"),
+        "version" => Some("the version is not served there"),
+        "scope" => Some("the API has another scope there"),
+        "names" => Some("the kind or plural differs there"),
+        _ => None,
+    };
+    if let Some(why) = why {
+        let body = g.minimal(case.root);
+        let Some(object) = case.build(&mut g, &[], &Placement::Value(body)) else {
+            return Outcome::None("no object of the baseline could be built".into());
+        };
+        if !validate_object(case.root, &object).is_valid() {
+            return Outcome::None("no smallest object of the baseline is valid there".into());
+        }
+        let differs = |i: usize| match f.attribute.as_str() {
+            "api" => case.apis[i].is_none(),
+            "version" => case.apis[i].is_some() && case.other_root(i).is_none(),
+            "scope" => case.apis[i].is_some_and(|o| o.scope != case.api.scope),
+            _ => {
+                case.apis[i].is_some_and(|o| o.kind != case.api.kind || o.plural != case.api.plural)
+            }
+        };
+        return match (0..case.apis.len()).find(|&i| i != case.base && differs(i)) {
+            Some(i) => {
+                let short = format!("{} {}", case.api.kind, OBJECT_NAME);
+                found(i, Expect::Rejected, object, short, vec![why.into()])
+            }
+            None => Outcome::None("no source differs as the finding says".into()),
+        };
+    }
+    match f.attribute.as_str() {
+        "subresources" => return status_dropped(case, &others, &mut g),
+        "selectableFields" => {
+            return Outcome::None(
+                "field selectors are used when listing; no object is rejected or stored differently".into(),
+            );
+        }
+        "x-kubernetes-map-type" => {
+            return Outcome::None(
+                "the map type decides how server-side apply merges; a create is not affected"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
+    let at = concrete(&case.steps);
+    let (plans, expect) = plans(case, f, &others, &mut g);
+    // Twice: first only objects the other source rejects for a reason at the finding's path,
+    // then any it rejects.
+    let mut tried = Vec::new();
+    for (steps, placement) in &plans {
+        if let Some(object) = case.build(&mut g, steps, placement) {
+            tried.push(object);
+        }
+    }
+    for strict in [true, false] {
+        for object in &tried {
+            if !validate_object(case.root, object).is_valid() {
+                continue;
+            }
+            for &i in &others {
+                let Some(other) = case.other_root(i) else {
+                    continue;
+                };
+                let verdict = validate_object(other, object);
+                let reasons: Vec<String> =
+                    verdict.violations.iter().map(ToString::to_string).collect();
+                let shows = match expect {
+                    Expect::Rejected => {
+                        !reasons.is_empty()
+                            && (!strict
+                                || reasons
+                                    .iter()
+                                    .any(|r| about(r, &at) || about(r, parent(&at))))
+                    }
+                    Expect::StoredDifferently => reasons.is_empty(),
+                };
+                if shows {
+                    let short = short_form(object, &case.steps, f);
+                    return found(i, expect, object.clone(), short, reasons);
+                }
+            }
+        }
+    }
+    Outcome::None(format!(
+        "none of {} objects built from the baseline's schema is accepted there and rejected by another source",
+        tried.len()
+    ))
+}
+
+fn parent(at: &str) -> &str {
+    match at.rfind(['.', '[']) {
+        Some(0) | None => ".",
+        Some(i) => &at[..i],
+    }
+}
+
+fn found(
+    source: usize,
+    expect: Expect,
+    object: Value,
+    short: String,
+    reasons: Vec<String>,
+) -> Outcome {
+    Outcome::Found(Witness {
+        source,
+        expect,
+        object,
+        short,
+        reasons,
+    })
+}
+
+/// The table's short form: the value at the path, or what was left out.
+fn short_form(object: &Value, steps: &[Step], f: &Finding) -> String {
+    let at = concrete(steps);
+    let value = steps.iter().try_fold(object, |v, s| match s {
+        Step::Property(p) => v.get(p),
+        Step::Items => v.get(0),
+        Step::MapValues => v.get(MAP_KEY),
+    });
+    match value {
+        Some(v) if !(f.attribute == "required" || f.attribute == "default") => {
+            format!("{at}: {}", short_value(v))
+        }
+        _ => {
+            let name = steps.last().map_or(String::new(), |s| match s {
+                Step::Property(p) => p.clone(),
+                _ => String::new(),
+            });
+            format!("{} without {name}", parent(&at))
+        }
+    }
+}
+
+/// With a status subresource, a create drops `.status`; without one it is stored.
+fn status_dropped(case: &Case, others: &[usize], g: &mut Generator) -> Outcome {
+    let Some(status) = case.root.properties.get("status") else {
+        return Outcome::None("the baseline's schema has no .status to set".into());
+    };
+    let mut value = g.minimal(status);
+    if let (Some(map), Some((name, p))) = (value.as_object_mut(), status.properties.iter().next())
+        && map.is_empty()
+    {
+        let v = g.nth(p, 0, 1);
+        map.insert(name.clone(), v);
+    }
+    let steps = [Step::Property("status".into())];
+    let Some(object) = case.build(g, &steps, &Placement::Value(value)) else {
+        return Outcome::None("no object with a status could be built".into());
+    };
+    if !validate_object(case.root, &object).is_valid() {
+        return Outcome::None("no object with a status is valid in the baseline".into());
+    }
+    let has_status = |s: &Value| s.get("status").is_some_and(|v| !v.is_null());
+    let base_status = has_status(&case.api.versions[&case.version].subresources);
+    for &i in others {
+        let Some(other) = case.apis[i].and_then(|a| a.versions.get(&case.version)) else {
+            continue;
+        };
+        if has_status(&other.subresources) != base_status {
+            let short = format!(".status: {}", short_value(&object["status"]));
+            return found(i, Expect::StoredDifferently, object, short, vec![
+                "the status subresource differs: one source drops .status on create, the other stores it".into(),
+            ]);
+        }
+    }
+    Outcome::None("the status subresource is the same everywhere".into())
+}
+
+type Plan = (Vec<Step>, Placement);
+
+/// The candidates for a finding, smallest and most telling first.
+fn plans(case: &Case, f: &Finding, others: &[usize], g: &mut Generator) -> (Vec<Plan>, Expect) {
+    let steps = case.steps.clone();
+    let mut out: Vec<Plan> = Vec::new();
+    let base_node = node_at(case.root, &steps);
+    match (f.attribute.as_str(), &steps[..]) {
+        ("required", [parent @ .., Step::Property(name)]) => {
+            out.push((parent.to_vec(), Placement::Without(name.clone())));
+            return (out, Expect::Rejected);
+        }
+        ("default", [parent @ .., Step::Property(name)]) => {
+            out.push((parent.to_vec(), Placement::Without(name.clone())));
+            return (out, Expect::StoredDifferently);
+        }
+        _ => {}
+    }
+    let values: Vec<Value> = match base_node {
+        Some(b) => {
+            let other_nodes: Vec<&Schema> = others
+                .iter()
+                .filter_map(|&i| case.other_root(i).and_then(|r| node_at(r, &steps)))
+                .collect();
+            let mut v = Vec::new();
+            if let Some(sample) = &f.sample {
+                v.push(Value::String(sample.clone()));
+            }
+            for o in &other_nodes {
+                v.extend(edge_values(g, b, o));
+            }
+            v.push(g.minimal(b));
+            for k in 1..4 {
+                v.push(g.nth(b, k, 0));
+            }
+            for _ in 0..RANDOM_TRIES {
+                v.push(g.random(b, 0));
+            }
+            v
+        }
+        // The baseline has no node here (a field added where it keeps unknown fields): any
+        // value is kept by the baseline; one of the wrong shape is refused by the other.
+        None => vec![
+            json!("km"),
+            json!(0),
+            json!(true),
+            json!({}),
+            json!([]),
+            json!({"km": "km"}),
+            json!(0.5),
+        ],
+    };
+    let mut seen = Vec::new();
+    for v in values {
+        if !seen.contains(&v) {
+            seen.push(v.clone());
+            out.push((steps.clone(), Placement::Value(v)));
+        }
+    }
+    (out, Expect::Rejected)
+}
+
+/// Values at the edges where the baseline's node `b` and another's `o` part: within `b`'s
+/// constraints where it can, just outside `o`'s.
+fn edge_values(g: &mut Generator, b: &Schema, o: &Schema) -> Vec<Value> {
+    let mut v = Vec::new();
+    if b.nullable && !o.nullable {
+        v.push(Value::Null);
+    }
+    if let Some(values) = &b.enum_values {
+        let kept = o.enum_values.as_deref().unwrap_or(&[]);
+        v.extend(values.iter().filter(|x| !kept.contains(x)).cloned());
+    } else if let Some(kept) = &o.enum_values {
+        // An enum added: values of the baseline's type outside it.
+        for k in 0..6 {
+            let x = g.nth(b, k, 0);
+            if !kept.contains(&x) {
+                v.push(x);
+            }
+        }
+        for word in ["km", "a", "", "0"] {
+            let x = Value::from(word);
+            if !kept.contains(&x) {
+                v.push(x);
+            }
+        }
+    }
+    if let Some(p) = &o.pattern {
+        let from = b.pattern.as_deref().unwrap_or("");
+        match pattern::compare(from, p) {
+            Comparison::Narrowed { witness } | Comparison::Changed { witness, .. } => {
+                v.push(witness.into());
+            }
+            _ => {}
+        }
+    }
+    // Lengths, counts and bounds: one past the other's, and the baseline's own.
+    if let Some(m) = o.max_length {
+        v.push(g.string(b, m as usize + 1));
+    }
+    if o.min_length.unwrap_or(0) > b.min_length.unwrap_or(0) {
+        v.push(g.string(b, 0));
+    }
+    if let Some(m) = o.max_items {
+        v.push(g.items(b, m as usize + 1, 0));
+    }
+    if o.min_items.unwrap_or(0) > b.min_items.unwrap_or(0) {
+        v.push(g.items(b, b.min_items.unwrap_or(0) as usize, 0));
+    }
+    if let Some(m) = o.max_properties {
+        let mut map = match g.minimal(b) {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
+        let names: Vec<&String> = b.properties.keys().collect();
+        let mut k = 0;
+        while map.len() <= m as usize && k < m as usize + 8 + names.len() {
+            let (key, value) = match names.get(k) {
+                Some(n) => ((*n).clone(), g.nth(&b.properties[*n], 0, 1)),
+                None => match b.map_values() {
+                    Some(values) => (format!("k{k}"), g.nth(values, k, 1)),
+                    None => break,
+                },
+            };
+            map.entry(key).or_insert(value);
+            k += 1;
+        }
+        v.push(Value::Object(map));
+    }
+    let integer = b.type_.as_deref() == Some("integer");
+    let step = if integer { 1.0 } else { 0.5 };
+    if let Some(m) = o.maximum {
+        v.push(number_value(
+            if o.exclusive_maximum { m } else { m + step },
+            integer,
+        ));
+    }
+    if let Some(m) = o.minimum {
+        v.push(number_value(
+            if o.exclusive_minimum { m } else { m - step },
+            integer,
+        ));
+    }
+    v.extend(b.maximum.map(|m| number_value(m, integer)));
+    v.extend(b.minimum.map(|m| number_value(m, integer)));
+    if let Some(m) = b.multiple_of {
+        v.extend((1..=12).map(|k| number_value(m * f64::from(k), integer)));
+    }
+    // Duplicates: sets, map keys and uniqueItems refuse them.
+    if b.type_.as_deref() == Some("array")
+        && let Some(item) = &b.items
+    {
+        let x = g.minimal(item);
+        v.push(json!([x.clone(), x]));
+        if !o.list_map_keys.is_empty() {
+            // Items equal in the other's keys, different in the rest.
+            let y = g.nth(item, 1, 1);
+            let mut z = y.clone();
+            if let (Some(z), Some(x)) = (z.as_object_mut(), x.as_object()) {
+                for k in &o.list_map_keys {
+                    if let Some(kv) = x.get(k) {
+                        z.insert(k.clone(), kv.clone());
+                    }
+                }
+            }
+            v.push(json!([x, z]));
+        }
+    }
+    // Unknown keys: refused where the other does not keep them.
+    if b.type_.as_deref() == Some("object")
+        && let Value::Object(mut map) = g.minimal(b)
+    {
+        map.insert("km-unknown".into(), "km".into());
+        v.push(Value::Object(map));
+    }
+    // Other types: what the baseline takes that the other's type does not.
+    if b.type_ != o.type_ || b.int_or_string != o.int_or_string {
+        v.extend([
+            json!("1"),
+            json!(1),
+            json!(0.5),
+            json!(true),
+            json!({}),
+            json!([]),
+        ]);
+    }
+    if let Some(f) = b.format.as_deref().and_then(format_sample) {
+        v.push(f.into());
+    }
+    v
+}
+
+/// A CEL rule added at the finding's path: breaking with a witness, unproven after the search,
+/// or undecided.
+fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
+    let base_node = node_at(case.root, &case.steps);
+    let mut added: Vec<(usize, &Schema, super::model::CelRule)> = Vec::new();
+    for i in 0..case.apis.len() {
+        if i == case.base {
+            continue;
+        }
+        let Some(o) = case.other_root(i).and_then(|r| node_at(r, &case.steps)) else {
+            continue;
+        };
+        for r in &o.validations {
+            let known = base_node.is_some_and(|b| b.validations.iter().any(|x| x.key() == r.key()));
+            if !known {
+                added.push((i, o, r.clone()));
+            }
+        }
+    }
+    let Some(b) = base_node else {
+        return unproven(
+            f,
+            Change::Added,
+            "the baseline has no node here to generate values of".into(),
+        );
+    };
+    let mut rules = Vec::new();
+    for (i, o, r) in &added {
+        let compiled = cel::compiled(r);
+        match &*compiled {
+            Err(why) => {
+                return unproven(
+                    f,
+                    Change::Undecided,
+                    format!("CEL rule {:?} undecided: {why}", r.key()),
+                );
+            }
+            Ok(rule) if rule.uses_old_self() && r.optional_old_self != Some(true) => {
+                return unproven(
+                    f,
+                    Change::Undecided,
+                    format!(
+                        "CEL rule {:?} undecided: a transition rule (oldSelf) is checked on update only",
+                        r.key()
+                    ),
+                );
+            }
+            Ok(_) => rules.push((*i, *o, r.clone(), compiled.clone())),
+        }
+    }
+    let mut g = Generator::new(seed_of(&format!("{}{}", case.api.name, f.path)));
+    for (_, _, _, c) in &rules {
+        if let Ok(rule) = &**c {
+            let l = rule.literals();
+            g.aims.strings.extend(l.strings.iter().cloned());
+            g.aims.integers.extend(l.integers.iter().copied());
+            g.aims.fields.extend(l.fields.iter().cloned());
+        }
+    }
+    let mut tried = 0;
+    let mut undecided: Option<String> = None;
+    for t in 0..CEL_TRIES {
+        let value = if t == 0 { g.minimal(b) } else { g.random(b, 0) };
+        let Some(object) = case.build(&mut g, &case.steps, &Placement::Value(value)) else {
+            continue;
+        };
+        if !validate_object(case.root, &object).is_valid() {
+            continue;
+        }
+        tried += 1;
+        for (i, o, r, c) in &rules {
+            let Ok(rule) = &**c else { continue };
+            for at in instances(&object, &case.steps) {
+                match rule.evaluate(o, at) {
+                    Verdict::Pass => {}
+                    Verdict::Fail(message) => {
+                        let short = format!("{}: {}", concrete(&case.steps), short_value(at));
+                        f.class = Class::Breaking;
+                        f.message = format!(
+                            "CEL rule {:?} added; it rejects an object the baseline accepts",
+                            r.key()
+                        );
+                        return found(
+                            *i,
+                            Expect::Rejected,
+                            object.clone(),
+                            short,
+                            vec![format!("{}: {message}", concrete(&case.steps))],
+                        );
+                    }
+                    Verdict::Undecided(why) => {
+                        undecided.get_or_insert(format!("CEL rule {:?} undecided: {why}", r.key()));
+                    }
+                }
+            }
+        }
+        if undecided.is_some() {
+            break;
+        }
+    }
+    if let Some(why) = undecided {
+        return unproven(f, Change::Undecided, why);
+    }
+    unproven(
+        f,
+        Change::Added,
+        format!(
+            "CEL rule added; none of {tried} objects generated from the baseline's schema (and valid there) breaks it"
+        ),
+    )
+}
+
+fn unproven(f: &mut Finding, change: Change, message: String) -> Outcome {
+    f.class = Class::Unproven;
+    f.change = change;
+    f.message = message.clone();
+    Outcome::None(message)
+}
+
+/// Every value in `object` at the schema path `steps` (all items, all map values).
+fn instances<'v>(object: &'v Value, steps: &[Step]) -> Vec<&'v Value> {
+    let mut at = vec![object];
+    for s in steps {
+        at = at
+            .into_iter()
+            .flat_map(|v| -> Vec<&Value> {
+                match s {
+                    Step::Property(p) => v.get(p).into_iter().collect(),
+                    Step::Items => v.as_array().map(|a| a.iter().collect()).unwrap_or_default(),
+                    Step::MapValues => v
+                        .as_object()
+                        .map(|m| m.values().collect())
+                        .unwrap_or_default(),
+                }
+            })
+            .collect();
+    }
+    at
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,367 @@
+//! Witnesses, rule by rule: small CRD pairs are diffed, the search runs, and every breaking
+//! finding's witness is checked with the validator: the baseline accepts it, the other rejects
+//! it (or, for defaults and status, accepts it and stores something else).
+use proptest::prelude::*;
+
+use super::*;
+use crate::schema::diff::diff_api;
+use crate::schema::load::{Selection, apis_from_documents, parse_documents};
+
+const HEAD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {plural: widgets, singular: widget, kind: Widget}
+";
+
+fn api_yaml(text: &str) -> ApiDef {
+    let docs = parse_documents(text, "test.yaml").unwrap();
+    let mut apis = apis_from_documents(docs, "test.yaml", &Selection::default()).unwrap();
+    apis.pop_first().unwrap().1
+}
+
+/// A namespaced CRD, one version v1 whose `.spec` is `spec` (YAML flow style).
+fn crd(spec: &str) -> ApiDef {
+    crd_with("Namespaced", "v1", spec, "")
+}
+
+fn crd_with(scope: &str, version: &str, spec: &str, extra: &str) -> ApiDef {
+    api_yaml(&format!(
+        "{HEAD}  scope: {scope}\n  versions:\n  - name: {version}\n    served: true\n    storage: true\n{extra}    schema:\n      openAPIV3Schema: {{type: object, properties: {{spec: {spec}, status: {{type: object, properties: {{count: {{type: integer}}}}}}}}}}\n"
+    ))
+}
+
+fn findings_of(apis: &[Option<&ApiDef>]) -> Vec<Finding> {
+    let mut f = diff_api(apis, 0);
+    attach(apis, 0, &mut f, true);
+    f
+}
+
+fn root(api: &ApiDef) -> &Schema {
+    &api.versions.values().next().unwrap().schema
+}
+
+/// The one breaking finding of `rule` between `a` and `b`, with its witness checked.
+fn witnessed(a: &ApiDef, b: &ApiDef, rule: &str) -> Witness {
+    let found = findings_of(&[Some(a), Some(b)]);
+    let f = found
+        .iter()
+        .find(|f| f.rule() == rule)
+        .unwrap_or_else(|| panic!("no {rule} in {found:#?}"));
+    assert_eq!(f.class, Class::Breaking, "{f:#?}");
+    let w = f
+        .witness
+        .clone()
+        .unwrap_or_else(|| panic!("{rule}: no witness: {:?}", f.no_witness));
+    assert_eq!(w.source, 1);
+    assert_eq!(w.object["kind"], "Widget");
+    assert_eq!(w.object["metadata"]["name"], OBJECT_NAME);
+    let base = validate_object(root(a), &w.object);
+    assert!(
+        base.is_valid(),
+        "{rule}: the baseline rejects {}: {base:?}",
+        w.object
+    );
+    if w.expect == Expect::Rejected && b.versions.contains_key("v1") && a.scope == b.scope {
+        let other = validate_object(root(b), &w.object);
+        assert!(!other.is_valid(), "{rule}: the other accepts {}", w.object);
+    }
+    w
+}
+
+#[test]
+fn each_narrowed_constraint_has_a_witness_at_its_path() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        (
+            "{type: object, properties: {a: {type: string, maxLength: 10}}}",
+            "{type: object, properties: {a: {type: string, maxLength: 5}}}",
+            "maxLength-narrowed",
+            ".spec.a: \"aaaaaa\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: string}}}",
+            "{type: object, properties: {a: {type: string, minLength: 3}}}",
+            "minLength-narrowed",
+            ".spec.a: \"a\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: string, enum: [p, q]}}}",
+            "{type: object, properties: {a: {type: string, enum: [p]}}}",
+            "enum-narrowed",
+            ".spec.a: \"q\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: string}}}",
+            "{type: object, properties: {a: {type: string, enum: [x]}}}",
+            "enum-narrowed",
+            ".spec.a: \"a\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: string, pattern: '^[a-z]+$'}}}",
+            "{type: object, properties: {a: {type: string, pattern: '^[a-c]+$'}}}",
+            "pattern-narrowed",
+            ".spec.a: \"d\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: string}}}",
+            "{type: object, properties: {a: {type: integer}}}",
+            "type-changed",
+            ".spec.a: \"1\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: integer, maximum: 10}}}",
+            "{type: object, properties: {a: {type: integer, maximum: 5}}}",
+            "maximum-narrowed",
+            ".spec.a: 6",
+        ),
+        (
+            "{type: object, properties: {a: {type: integer, minimum: 0}}}",
+            "{type: object, properties: {a: {type: integer, minimum: 0, exclusiveMinimum: true}}}",
+            "minimum-narrowed",
+            ".spec.a: 0",
+        ),
+        (
+            "{type: object, properties: {a: {type: integer, multipleOf: 2}}}",
+            "{type: object, properties: {a: {type: integer, multipleOf: 4}}}",
+            "multipleOf-narrowed",
+            ".spec.a: 2",
+        ),
+        (
+            "{type: object, properties: {a: {type: array, items: {type: string}, maxItems: 5}}}",
+            "{type: object, properties: {a: {type: array, items: {type: string}, maxItems: 2}}}",
+            "maxItems-narrowed",
+            ".spec.a: [\"a\",\"aa\",\"aaa\"]",
+        ),
+        (
+            "{type: object, properties: {a: {type: array, items: {type: string}}}}",
+            "{type: object, properties: {a: {type: array, items: {type: string}, x-kubernetes-list-type: set}}}",
+            "x-kubernetes-list-type-changed",
+            ".spec.a: [\"a\",\"a\"]",
+        ),
+        (
+            "{type: object, properties: {a: {type: string, nullable: true}}}",
+            "{type: object, properties: {a: {type: string}}}",
+            "nullable-narrowed",
+            ".spec.a: null",
+        ),
+        (
+            "{type: object, x-kubernetes-preserve-unknown-fields: true}",
+            "{type: object}",
+            "x-kubernetes-preserve-unknown-fields-narrowed",
+            ".spec: {\"km-unknown\":\"km\"}",
+        ),
+        (
+            "{type: object, properties: {a: {type: string}}}",
+            "{type: object, properties: {a: {type: string, format: date-time}}}",
+            "format-narrowed",
+            ".spec.a: \"a\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: string}, b: {type: string}}}",
+            "{type: object, properties: {a: {type: string}}}",
+            "field-removed",
+            ".spec.b: \"a\"",
+        ),
+        (
+            "{type: object, properties: {a: {type: string}}}",
+            "{type: object, required: [a], properties: {a: {type: string}}}",
+            "required-added",
+            ".spec without a",
+        ),
+        (
+            "{type: object, x-kubernetes-preserve-unknown-fields: true}",
+            "{type: object, x-kubernetes-preserve-unknown-fields: true, properties: {a: {type: integer}}}",
+            "field-added",
+            ".spec.a: \"km\"",
+        ),
+        (
+            "{type: object, properties: {m: {type: object, additionalProperties: {type: string}, maxProperties: 3}}}",
+            "{type: object, properties: {m: {type: object, additionalProperties: {type: string}, maxProperties: 1}}}",
+            "maxProperties-narrowed",
+            ".spec.m: {\"k0\":\"a\",\"k1\":\"aa\"}",
+        ),
+    ];
+    for (a, b, rule, short) in cases {
+        let w = witnessed(&crd(a), &crd(b), rule);
+        assert_eq!(&w.short, short, "{rule}");
+        assert_eq!(w.expect, Expect::Rejected, "{rule}");
+        assert!(
+            !w.reasons.is_empty(),
+            "{rule}: the validator's reasons are kept"
+        );
+    }
+}
+
+#[test]
+fn a_default_changed_is_shown_by_an_object_that_leaves_the_field_out() {
+    let a = crd("{type: object, properties: {a: {type: string, default: x}}}");
+    let b = crd("{type: object, properties: {a: {type: string, default: y}}}");
+    let w = witnessed(&a, &b, "default-changed");
+    assert_eq!(w.expect, Expect::StoredDifferently);
+    assert_eq!(w.short, ".spec without a");
+    assert!(w.object["spec"].get("a").is_none(), "{}", w.object);
+}
+
+#[test]
+fn api_level_findings_are_shown_by_the_smallest_object() {
+    let spec = "{type: object, required: [a], properties: {a: {type: string, minLength: 2}}}";
+    let a = crd(spec);
+    let cluster = crd_with("Cluster", "v1", spec, "");
+    let w = witnessed(&a, &cluster, "scope-changed");
+    assert!(
+        w.object.get("spec").is_none(),
+        "only what the root requires: {}",
+        w.object
+    );
+    let other_version = crd_with("Namespaced", "v2", spec, "");
+    let w = witnessed(&a, &other_version, "version-removed");
+    assert_eq!(w.short, "Widget km-witness");
+    // The API missing from a source altogether.
+    let apis = [Some(&a), None];
+    let found = findings_of(&apis);
+    let f = found.iter().find(|f| f.rule() == "api-removed").unwrap();
+    assert_eq!(f.witness.as_ref().map(|w| w.source), Some(1));
+}
+
+#[test]
+fn a_status_subresource_added_is_shown_by_a_status_dropped_on_create() {
+    let spec = "{type: object}";
+    let a = crd(spec);
+    let b = crd_with("Namespaced", "v1", spec, "    subresources: {status: {}}\n");
+    let w = witnessed(&a, &b, "subresources-changed");
+    assert_eq!(w.expect, Expect::StoredDifferently);
+    assert_eq!(w.object["status"], json!({"count": 0}));
+}
+
+#[test]
+fn findings_no_object_can_show_say_why() {
+    let a = crd(
+        "{type: object, properties: {m: {type: object, additionalProperties: {type: string}}}}",
+    );
+    let b = crd(
+        "{type: object, properties: {m: {type: object, additionalProperties: {type: string}, x-kubernetes-map-type: atomic}}}",
+    );
+    let found = findings_of(&[Some(&a), Some(&b)]);
+    let f = found
+        .iter()
+        .find(|f| f.rule() == "x-kubernetes-map-type-changed")
+        .unwrap();
+    assert!(f.witness.is_none());
+    assert!(
+        f.no_witness
+            .as_deref()
+            .unwrap()
+            .contains("server-side apply"),
+        "{f:?}"
+    );
+}
+
+#[test]
+fn witnesses_are_the_same_from_run_to_run() {
+    let a = crd(
+        "{type: object, properties: {a: {type: array, items: {type: object, properties: {k: {type: string}, v: {type: integer}}}}}}",
+    );
+    let b = crd(
+        "{type: object, properties: {a: {type: array, items: {type: object, required: [k], properties: {k: {type: string}, v: {type: integer, maximum: 3}}}}}}",
+    );
+    let once = findings_of(&[Some(&a), Some(&b)]);
+    let again = findings_of(&[Some(&a), Some(&b)]);
+    assert_eq!(once, again);
+    assert!(
+        once.iter()
+            .filter(|f| f.class == Class::Breaking)
+            .all(|f| f.witness.is_some())
+    );
+}
+
+#[test]
+fn paths_are_read_and_written_step_by_step() {
+    let s = steps(".spec.rules[*].matches.*.name");
+    assert_eq!(
+        s,
+        [
+            Step::Property("spec".into()),
+            Step::Property("rules".into()),
+            Step::Items,
+            Step::Property("matches".into()),
+            Step::MapValues,
+            Step::Property("name".into()),
+        ]
+    );
+    assert_eq!(concrete(&s), ".spec.rules[0].matches.km.name");
+    assert_eq!(steps("."), []);
+    assert_eq!(concrete(&[]), ".");
+}
+
+#[test]
+fn the_smallest_value_meets_every_bound() {
+    let a = crd(
+        "{type: object, required: [num, s, l, p], properties: {num: {type: integer, minimum: 3, exclusiveMinimum: true, multipleOf: 5}, s: {type: string, minLength: 4, pattern: '^x[0-9]+$'}, l: {type: array, minItems: 2, x-kubernetes-list-type: set, items: {type: string, enum: [a, b, c]}}, p: {type: object, minProperties: 2, additionalProperties: {type: boolean}}}}",
+    );
+    let spec = &root(&a).properties["spec"];
+    let value = Generator::new(7).minimal(spec);
+    assert_eq!(
+        value,
+        json!({"num": 5, "s": "x000", "l": ["a", "b"], "p": {"k0": false, "k1": true}})
+    );
+    assert!(validate_object(spec, &value).is_valid());
+}
+
+/// A small random schema for a string or an integer field, and a narrowing of it.
+fn narrowed_pair() -> impl Strategy<Value = (String, String, &'static str)> {
+    prop_oneof![
+        (1u32..20, 0u32..19).prop_map(|(hi, lower)| {
+            let lo = lower.min(hi - 1);
+            (
+                format!("{{type: string, maxLength: {hi}}}"),
+                format!("{{type: string, maxLength: {lo}}}"),
+                "maxLength-narrowed",
+            )
+        }),
+        (-50i32..50, 1i32..40).prop_map(|(hi, less)| {
+            (
+                format!("{{type: integer, maximum: {hi}}}"),
+                format!("{{type: integer, maximum: {}}}", hi - less),
+                "maximum-narrowed",
+            )
+        }),
+        (1usize..5).prop_map(|keep| {
+            let all = ["a", "b", "c", "d", "e"];
+            (
+                format!("{{type: string, enum: [{}]}}", all.join(", ")),
+                format!("{{type: string, enum: [{}]}}", all[..keep].join(", ")),
+                "enum-narrowed",
+            )
+        }),
+        (1u32..6, 0u32..5).prop_map(|(hi, lower)| {
+            (
+                format!("{{type: array, items: {{type: integer}}, maxItems: {hi}}}"),
+                format!(
+                    "{{type: array, items: {{type: integer}}, maxItems: {}}}",
+                    lower.min(hi - 1)
+                ),
+                "maxItems-narrowed",
+            )
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Every narrowing gets a witness; the baseline accepts it and the other rejects it, for
+    /// a reason at the narrowed field.
+    #[test]
+    fn every_narrowing_has_a_witness_the_validator_confirms((a, b, rule) in narrowed_pair(), nested in any::<bool>()) {
+        let wrap = |s: &str| if nested {
+            format!("{{type: object, properties: {{list: {{type: array, items: {{type: object, properties: {{f: {s}}}}}}}}}}}")
+        } else {
+            format!("{{type: object, properties: {{f: {s}}}}}")
+        };
+        let (a, b) = (crd(&wrap(&a)), crd(&wrap(&b)));
+        let w = witnessed(&a, &b, rule);
+        let at = if nested { ".spec.list[0].f" } else { ".spec.f" };
+        prop_assert!(w.reasons.iter().any(|r| r.starts_with(at)), "{:?}", w.reasons);
+    }
+}
