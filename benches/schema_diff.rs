@@ -58,6 +58,8 @@ const CRDS: usize = 1000;
 const SEED: u64 = 0x2026_1203_5c4e_3a01;
 const RUNS: usize = 5;
 const TARGET_SECONDS: f64 = 1.0;
+/// Issue 17: witnesses on may cost at most this much more than off.
+const TARGET_WITNESS_RATIO: f64 = 2.0;
 /// Megabytes of 10^6 bytes (the stricter reading of "300 MB").
 const TARGET_RSS_MB: f64 = 300.0;
 const SOURCES: [&str; 3] = ["cluster-a", "cluster-b", "cluster-c"];
@@ -214,6 +216,8 @@ fn main() {
         let lcd = b.lcd();
         median(&lcd.walls()) > TARGET_SECONDS
             || !lcd.peak_mb().is_some_and(|mb| mb <= TARGET_RSS_MB)
+            || b.witness_walls()
+                .is_some_and(|(with, without)| with / without > TARGET_WITNESS_RATIO)
     });
     if crds == CRDS && missed {
         eprintln!("bench: a target is MISSED");
@@ -402,6 +406,17 @@ struct FormatBench {
 }
 
 impl FormatBench {
+    /// Median wall times of the diff with witnesses and without.
+    fn witness_walls(&self) -> Option<(f64, f64)> {
+        let wall_of = |kind: ModeKind| {
+            self.modes
+                .iter()
+                .find(|m| m.kind == kind)
+                .map(|m| median(&m.walls()))
+        };
+        wall_of(ModeKind::Diff).zip(wall_of(ModeKind::DiffNoWitnesses))
+    }
+
     fn lcd(&self) -> &Mode {
         self.modes
             .iter()
@@ -413,6 +428,9 @@ impl FormatBench {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ModeKind {
     LoadOnly,
+    /// The diff without witness objects (`--no-witnesses`): the baseline of the witness
+    /// target.
+    DiffNoWitnesses,
     Diff,
     Lcd,
 }
@@ -431,6 +449,10 @@ impl Mode {
             (
                 ModeKind::LoadOnly,
                 &["--group", "nothing.invalid", "-o", "json"][..],
+            ),
+            (
+                ModeKind::DiffNoWitnesses,
+                &["--no-witnesses", "-o", "json"][..],
             ),
             (ModeKind::Diff, &["-o", "json"][..]),
             (ModeKind::Lcd, &["--lcd", "-o", "json"][..]),
@@ -456,7 +478,8 @@ impl Mode {
     fn name(&self) -> &'static str {
         match self.kind {
             ModeKind::LoadOnly => "load only",
-            ModeKind::Diff => "diff",
+            ModeKind::DiffNoWitnesses => "diff, no witnesses",
+            ModeKind::Diff => "diff (with witnesses)",
             ModeKind::Lcd => "diff + LCD",
         }
     }
@@ -470,6 +493,7 @@ impl Mode {
             },
             match self.kind {
                 ModeKind::LoadOnly => "load",
+                ModeKind::DiffNoWitnesses => "diff-no-witnesses",
                 ModeKind::Diff => "diff",
                 ModeKind::Lcd => "lcd",
             }
@@ -585,6 +609,8 @@ struct WorkDone {
     apis: u64,
     apis_with_differences: u64,
     breaking: u64,
+    unproven: u64,
+    witnesses: u64,
     compatible: u64,
     informational: u64,
     diff_output_bytes: u64,
@@ -616,6 +642,17 @@ impl WorkDone {
                     done.breaking = n("breaking");
                     done.compatible = n("compatible");
                     done.informational = n("informational");
+                    done.unproven = n("unproven");
+                    let findings = json(&out)["apis"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .flat_map(|a| a["findings"].as_array().cloned().unwrap_or_default())
+                        .collect::<Vec<_>>();
+                    done.witnesses = findings
+                        .iter()
+                        .filter(|f| f.get("witness").is_some())
+                        .count() as u64;
                     done.diff_output_bytes = size;
                 }
                 ModeKind::Lcd => {
@@ -632,7 +669,7 @@ impl WorkDone {
                         .collect();
                     done.no_lcd = no_lcd.len() as u64;
                 }
-                ModeKind::LoadOnly => {}
+                ModeKind::LoadOnly | ModeKind::DiffNoWitnesses => {}
             }
         }
         done
@@ -719,10 +756,12 @@ fn report(
     );
     let _ = writeln!(
         w,
-        "  findings: {} APIs, {} with differences; {} breaking, {} compatible, {} informational ({:.1} MB of JSON)",
+        "  findings: {} APIs, {} with differences; {} breaking ({} with a witness), {} unproven, {} compatible, {} informational ({:.1} MB of JSON)",
         done.apis,
         done.apis_with_differences,
         done.breaking,
+        done.witnesses,
+        done.unproven,
         done.compatible,
         done.informational,
         done.diff_output_bytes as f64 / 1e6
@@ -789,6 +828,15 @@ fn report(
         format!(" (the targets are for {CRDS} CRDs: informative only)")
     };
     for b in benches {
+        if let Some((with, without)) = b.witness_walls() {
+            let ratio = with / without;
+            let _ = writeln!(
+                w,
+                "target, {}: diff with witnesses / without <= {TARGET_WITNESS_RATIO}: {with:.3} s / {without:.3} s = {ratio:.2}, {}{applies}",
+                b.format.name(),
+                verdict(ratio <= TARGET_WITNESS_RATIO),
+            );
+        }
         let lcd = b.lcd();
         let (wall, peak) = (median(&lcd.walls()), lcd.peak_mb());
         let _ = writeln!(

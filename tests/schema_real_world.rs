@@ -331,7 +331,9 @@ fn storage_moves_to_v1(d: &Diff) {
 
 fn httproutes(d: &Diff) {
     d.check_invariants();
-    assert_eq!(d.code, 1);
+    // The one rule added cannot fail on an object valid in v1.0.0 (at most 16 rules of at
+    // most 8 matches), so nothing breaks: the search finds no counter-example.
+    assert_eq!(d.code, 0);
     storage_moves_to_v1(d);
     d.expect_counts(None, &[("storageVersion-changed", 1)]);
     let total_matches = (0..16)
@@ -354,10 +356,15 @@ fn httproutes(d: &Diff) {
             version,
             ".spec.rules",
             "x-kubernetes-validations-added",
-            "breaking",
+            "unproven",
             [Some("-"), Some(&total_matches)],
         );
-        assert_eq!(rule.message, format!("rule added: {total_matches}"));
+        assert!(
+            rule.message.starts_with("CEL rule added; none of ")
+                && rule.message.ends_with(" breaks it"),
+            "{}",
+            rule.message
+        );
         d.added(v, ".spec.parentRefs[*].port", "integer");
         d.added(v, ".status.parents[*].parentRef.port", "integer");
         d.expect_counts(
@@ -408,9 +415,13 @@ fn gateways(d: &Diff, pair: &Pair) {
         );
         assert_eq!(removed.class, "compatible");
         assert_eq!(removed.message, format!("rule removed: {old_listeners}"));
+        // HTTPS with tls.mode Passthrough was allowed and is not any more: the search finds it.
         let added = d.one(version, ".spec.listeners", "x-kubernetes-validations-added");
         assert_eq!(added.class, "breaking");
-        assert_eq!(added.message, format!("rule added: {new_listeners}"));
+        assert_eq!(
+            added.message,
+            format!("CEL rule {new_listeners:?} added; it rejects an object the baseline accepts")
+        );
         let [old, new] = [0, 1].map(|i| added.values[i].clone().unwrap());
         assert_eq!(
             (old.split("; ").count(), new.split("; ").count()),
@@ -431,10 +442,15 @@ fn gateways(d: &Diff, pair: &Pair) {
             version,
             ".spec.listeners[*].tls",
             "x-kubernetes-validations-added",
-            "breaking",
+            // It only accepts more than the rule it replaces: nothing breaks it.
+            "unproven",
             [Some(old_tls), Some(new_tls)],
         );
-        assert_eq!(added.message, format!("rule added: {new_tls}"));
+        assert!(
+            added.message.starts_with("CEL rule added; none of "),
+            "{}",
+            added.message
+        );
         // Rules are not paired by index, so no "same rule, other message" either.
         for path in [".spec.listeners", ".spec.listeners[*].tls"] {
             assert!(
@@ -507,8 +523,8 @@ fn prometheus_operator_findings_match_the_hand_checked_expectations() {
 
 /// The same in all three: one version, a status subresource and a `.status` property added.
 fn prometheus_common(d: &Diff) {
+    // The exit code follows the breaking findings (check_invariants): PrometheusRule has none.
     d.check_invariants();
-    assert_eq!(d.code, 1);
     assert_eq!(d.presence("v1"), [Some((true, true)), Some((true, true))]);
     assert_eq!(d.scopes(), ["Namespaced", "Namespaced"]);
     d.expect_counts(None, &[]);
@@ -516,7 +532,9 @@ fn prometheus_common(d: &Diff) {
         Some("v1"),
         "",
         "subresources-changed",
-        "breaking",
+        // The old release's schema has no .status: a status subresource drops nothing its
+        // clients can write (correction 4 in EXPECTED.md).
+        "compatible",
         [Some("null"), Some(r#"{"status":{}}"#)],
     );
     d.added("v1", ".status", "object");
@@ -604,6 +622,7 @@ fn scrape_endpoint_changes(d: &Diff, endpoints: &str) {
 
 fn servicemonitors(d: &Diff) {
     prometheus_common(d);
+    assert_eq!(d.code, 1);
     scrape_endpoint_changes(d, ".spec.endpoints");
     let role = d.one(Some("v1"), ".spec.serviceDiscoveryRole", "field-added");
     assert_eq!(role.values, [None, Some("string".to_string())]);
@@ -625,6 +644,7 @@ fn servicemonitors(d: &Diff) {
 
 fn podmonitors(d: &Diff) {
     prometheus_common(d);
+    assert_eq!(d.code, 1);
     scrape_endpoint_changes(d, ".spec.podMetricsEndpoints");
     // `required: [podMetricsEndpoints, selector]` -> `[selector]`, reported at the property.
     d.expect(
@@ -661,6 +681,7 @@ fn podmonitors(d: &Diff) {
 
 fn prometheusrules(d: &Diff) {
     prometheus_common(d);
+    assert_eq!(d.code, 0);
     d.added("v1", ".spec.groups[*].labels", "object");
     d.added("v1", ".spec.groups[*].query_offset", "string");
     // MUST-NOT-FIND: expr is int-or-string in both releases.
@@ -713,14 +734,14 @@ fn jobset_findings_match_the_hand_checked_expectations() {
         "breaking",
         [Some("-"), Some(&both)],
     );
-    let mut added: Vec<&str> = rules
-        .message
-        .strip_prefix("rule added: ")
-        .unwrap()
-        .split("; ")
-        .collect();
+    let mut added: Vec<&str> = rules.values[1].as_deref().unwrap().split("; ").collect();
     added.sort();
     assert_eq!(added, [first_job, in_order]);
+    // `.spec: {}` has no replicatedJobs: reading `[0]` of it fails, and a failed rule rejects.
+    assert_eq!(
+        rules.message,
+        format!("CEL rule {first_job:?} added; it rejects an object the baseline accepts")
+    );
 
     // 2. resourceClaims[*].source moved up one level: the only removal in the data set.
     d.expect(
@@ -1229,4 +1250,68 @@ fn the_fast_yaml_reader_agrees_with_serde_saphyr_on_every_file() {
         "the fast reader took {} of 14 files: {taken:#?}",
         taken.len()
     );
+}
+
+/// Issue 17's example: gateway-api v1.1.0 -> v1.3.0. `gateways` only had a pattern rewritten to
+/// an equivalent one: no pattern finding, nothing breaking. `httproutes` and `grpcroutes` gain
+/// CEL rules that no object valid under v1.1.0 violates: they are unproven (with how many
+/// objects were tried), not breaking, so `--fail-on breaking` passes and `--fail-on unproven`
+/// does not.
+#[test]
+fn gateway_api_1_1_to_1_3_is_not_breaking_and_its_new_cel_rules_are_unproven() {
+    let old = support::real_world::module_dir(GATEWAY_API.module, "v1.1.0");
+    let new = support::real_world::module_dir(GATEWAY_API.module, "v1.3.0");
+    for plural in ["gateways", "httproutes", "grpcroutes"] {
+        let file = GATEWAY_API.file.replace("{}", plural);
+        let pair = Pair {
+            plural,
+            crd_name: format!("{plural}.{}", GATEWAY_API.group),
+            old: old.join(&file),
+            new: new.join(&file),
+        };
+        let d = diff(&pair);
+        d.check_invariants();
+        let listing = d.listing();
+        assert!(
+            !d.findings.iter().any(|f| f.rule.starts_with("pattern-")),
+            "{plural}: a pattern finding:\n{listing}"
+        );
+        assert!(
+            !d.findings.iter().any(|f| f.class == "breaking"),
+            "{plural}: breaking findings:\n{listing}"
+        );
+        assert_eq!(d.code, 0, "{plural}: --fail-on breaking passes");
+        let cel: Vec<&Finding> = d
+            .findings
+            .iter()
+            .filter(|f| f.rule.starts_with("x-kubernetes-validations-added"))
+            .collect();
+        if plural == "gateways" {
+            assert!(cel.is_empty(), "{listing}");
+            continue;
+        }
+        assert!(!cel.is_empty(), "{plural}: CEL rules are added:\n{listing}");
+        for f in cel {
+            assert_eq!(f.class, "unproven", "{plural}: {}", f.show());
+            assert!(
+                f.message.contains("none of") && f.message.contains("objects generated"),
+                "{plural}: {}",
+                f.message
+            );
+        }
+        let gate = plugin()
+            .arg("schema-diff")
+            .arg("-f")
+            .arg(&pair.old)
+            .arg("-f")
+            .arg(&pair.new)
+            .args(["--fail-on", "unproven", "-o", "json"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            gate.status.code(),
+            Some(1),
+            "{plural}: --fail-on unproven fails"
+        );
+    }
 }

@@ -448,6 +448,33 @@ pub fn accepted(
     min_chars: usize,
     max_chars: Option<usize>,
 ) -> Result<Option<String>, String> {
+    // The witness search asks for the same few (pattern, bounds) thousands of times; building
+    // the DFA each time was most of its run time.
+    static ACCEPTED: LazyLock<Mutex<AcceptedCache>> = LazyLock::new(Default::default);
+    let key = (go.to_string(), min_chars, max_chars);
+    if let Some(found) = ACCEPTED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return found.clone();
+    }
+    let answer = accepted_uncached(go, min_chars, max_chars);
+    let mut cache = ACCEPTED.lock().unwrap_or_else(PoisonError::into_inner);
+    if cache.len() >= PAIRS_KEPT {
+        cache.clear();
+    }
+    cache.insert(key, answer.clone());
+    answer
+}
+
+type AcceptedCache = HashMap<(String, usize, Option<usize>), Result<Option<String>, String>>;
+
+fn accepted_uncached(
+    go: &str,
+    min_chars: usize,
+    max_chars: Option<usize>,
+) -> Result<Option<String>, String> {
     let language = Language::new(go).map_err(|why| format!("pattern '{go}': {why}"))?;
     let bytes = alphabet(&language, &language);
     let id = |s: u32| StateID::new(s as usize).expect("a state of the DFA");

@@ -1,13 +1,15 @@
 //! PURE: a local validator for structural schemas, with the API server's fieldValidation=Strict
-//! view of unknown fields. Used by `--object` and by the LCD property tests. CEL rules cannot be
-//! evaluated here (except the constant `false`); they are listed as unchecked so nobody mistakes
-//! "no violation" for "checked".
+//! view of unknown fields. Used by `--object`, the witness search and the LCD property tests.
+//! CEL rules are evaluated ([`super::cel`]); those it cannot decide, and transition rules (which
+//! a create does not run), are listed as unchecked so nobody mistakes "no violation" for
+//! "checked".
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex, PoisonError};
 
 use regex::Regex;
 use serde_json::Value;
 
+use super::cel::{self, Verdict};
 use super::model::{AdditionalProperties, Schema};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,10 +39,52 @@ impl Outcome {
 
 /// Validates a whole object (its root may carry apiVersion, kind and metadata without the schema
 /// listing them, as the API server allows).
+///
+/// As the server does on create, the schema's defaults are applied first (a rule that reads a
+/// defaulted field sees the default).
 pub fn validate_object(schema: &Schema, object: &Value) -> Outcome {
+    let mut defaulted = object.clone();
+    apply_defaults(schema, &mut defaulted);
     let mut v = Validator::default();
-    v.node(schema, object, "", true);
+    v.node(schema, &defaulted, "", true);
     v.out
+}
+
+/// Fills in the defaults of absent fields (and a null where the field is not nullable), in
+/// the default values too, as the API server's structural defaulting does.
+pub fn apply_defaults(schema: &Schema, value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (name, prop) in &schema.properties {
+                let missing = match map.get(name) {
+                    None => true,
+                    Some(Value::Null) => !prop.nullable,
+                    Some(_) => false,
+                };
+                if missing && let Some(d) = &prop.default {
+                    map.insert(name.clone(), d.clone());
+                }
+                if let Some(child) = map.get_mut(name) {
+                    apply_defaults(prop, child);
+                }
+            }
+            if let Some(values) = schema.map_values() {
+                for (name, child) in map.iter_mut() {
+                    if !schema.properties.contains_key(name) {
+                        apply_defaults(values, child);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item) = &schema.items {
+                for i in items {
+                    apply_defaults(item, i);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 #[derive(Default)]
@@ -190,18 +234,35 @@ impl Validator {
             _ => {}
         }
         for rule in &s.validations {
-            // The constant `false` needs no CEL to evaluate (the LCD marks fields unsettable
-            // with it); any other rule is not checked here.
+            let at = if path.is_empty() { "." } else { path };
+            // The constant `false` needs no interpreter (the LCD marks fields unsettable with it).
             if rule.key() == "false" {
                 let message = rule.message.as_deref().unwrap_or("failed rule: false");
                 self.fail(path, format!("Invalid value: {message}"));
                 continue;
             }
-            self.out.unchecked.push(format!(
-                "{}: CEL rule {:?}",
-                if path.is_empty() { "." } else { path },
-                rule.key()
-            ));
+            let compiled = cel::compiled(rule);
+            let verdict = match &*compiled {
+                Err(why) => Verdict::Undecided(why.clone()),
+                Ok(r) if r.uses_old_self() => {
+                    Verdict::Undecided("a transition rule (oldSelf): checked on update only".into())
+                }
+                Ok(r) => r.evaluate(s, value),
+            };
+            match verdict {
+                Verdict::Pass => {}
+                Verdict::Fail(message) => {
+                    let field = rule.field_path.as_deref().unwrap_or_default();
+                    self.fail(
+                        &format!("{path}{field}"),
+                        format!("Invalid value: {message}"),
+                    );
+                }
+                Verdict::Undecided(why) => self
+                    .out
+                    .unchecked
+                    .push(format!("{at}: CEL rule {:?}: {why}", rule.key())),
+            }
         }
     }
 
@@ -592,17 +653,27 @@ mod tests {
     }
 
     #[test]
-    fn cel_rules_are_reported_as_unchecked() {
+    fn cel_rules_are_evaluated_and_those_not_decided_are_unchecked() {
         let s = parse_crd_schema(
-            &json!({"type": "object", "x-kubernetes-validations": [{"rule": "self.a == 1"}], "properties": {"a": {"type": "integer"}}}),
+            &json!({"type": "object", "properties": {"a": {"type": "integer"}, "q": {"type": "string"}},
+                "x-kubernetes-validations": [
+                    {"rule": "self.a == 1", "message": "a must be 1", "fieldPath": ".a"},
+                    {"rule": "quantity(self.q).isGreaterThan(quantity('1'))"},
+                    {"rule": "self.a == oldSelf.a"}]}),
             "s",
         )
         .unwrap();
-        let outcome = validate_object(&s, &json!({"a": 2}));
-        assert!(outcome.is_valid());
+        let outcome = validate_object(&s, &json!({"a": 2, "q": "2"}));
         assert_eq!(
-            outcome.unchecked,
-            [". : CEL rule \"self.a == 1\"".replace(". :", ".:")]
+            outcome.violations,
+            [Violation {
+                path: ".a".into(),
+                message: "Invalid value: a must be 1".into()
+            }]
         );
+        assert_eq!(outcome.unchecked.len(), 2, "{:?}", outcome.unchecked);
+        assert!(outcome.unchecked[0].contains("quantity()"));
+        assert!(outcome.unchecked[1].contains("update only"));
+        assert!(validate_object(&s, &json!({"a": 1, "q": "2"})).is_valid());
     }
 }

@@ -74,8 +74,8 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = crate::schema::load::CRD_PAGE_SIZE)]
     pub chunk_size: usize,
 
-    /// Do not build witness objects for breaking findings (CEL rules added are still
-    /// evaluated to tell breaking from unproven)
+    /// Do not build witness objects for breaking findings nor evaluate CEL rules added (they
+    /// are then unproven)
     #[arg(long, conflicts_with_all = ["witness_dir", "prove"])]
     pub no_witnesses: bool,
 

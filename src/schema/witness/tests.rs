@@ -195,8 +195,8 @@ fn each_narrowed_constraint_has_a_witness_at_its_path() {
 
 #[test]
 fn a_default_changed_is_shown_by_an_object_that_leaves_the_field_out() {
-    let a = crd("{type: object, properties: {a: {type: string, default: x}}}");
-    let b = crd("{type: object, properties: {a: {type: string, default: y}}}");
+    let a = crd("{type: object, properties: {a: {type: string, default: old}}}");
+    let b = crd("{type: object, properties: {a: {type: string, default: new}}}");
     let w = witnessed(&a, &b, "default-changed");
     assert_eq!(w.expect, Expect::StoredDifferently);
     assert_eq!(w.short, ".spec without a");
