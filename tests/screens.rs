@@ -57,7 +57,7 @@ fn schema_diff_tables_keep_rows_whole_at_every_width() {
             &[".spec.size", "maximum narrowed", "breaking", "100", "50"],
             &[".spec.tier", "field added", "compatible", "-", "string"],
             &["-", "version removed", "breaking", "served"],
-            &[".spec", "CEL rule added", "breaking"],
+            &[".spec", "CEL rule undecided", "unproven"],
         ],
     );
 }

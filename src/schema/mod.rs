@@ -23,7 +23,7 @@ pub mod model;
 mod pattern;
 mod prove;
 pub mod witness;
-pub use prove::{prove, write_witnesses};
+pub use prove::{Proofs, prove, write_witnesses};
 pub mod cel;
 pub(crate) mod report;
 #[cfg(fuzzing)]

@@ -11,19 +11,26 @@ use super::witness::Expect;
 use super::{Request, dry_run_create};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
-use crate::output;
+
+/// What `--prove` found: how many witnesses were dry-run, how many the servers confirmed, and
+/// one line per witness where they contradict the local judgement (the shell prints them).
+#[derive(Debug, Default)]
+pub struct Proofs {
+    pub asked: usize,
+    pub proven: usize,
+    pub defects: Vec<String>,
+}
 
 /// Dry-runs every witness on the baseline's cluster and on the cluster of the source that
-/// should reject it, and records what they said. Returns how many contradict the local
-/// judgement (each is also warned about at once).
+/// should reject it, and records what they said in the report.
 pub async fn prove(
     report: &mut Report,
     sources: &[SourceSchemas],
     clusters: &BTreeMap<String, Cluster>,
     request: &Request,
-) -> Result<usize> {
+) -> Result<Proofs> {
     let baseline = report.baseline.clone();
-    let mut defects = 0;
+    let mut defects = Vec::new();
     let mut proven = 0;
     let mut asked = 0;
     for api in &mut report.apis {
@@ -66,8 +73,7 @@ pub async fn prove(
                 proven += 1;
                 "proven"
             } else {
-                defects += 1;
-                output::warn(format!(
+                defects.push(format!(
                     "DEFECT: {} {} {}: the witness {} was judged accepted by {baseline} and {} by {}, but the servers said {b_state}{} and {o_state}{}",
                     api.name,
                     f.version.as_deref().unwrap_or("-"),
@@ -98,11 +104,11 @@ pub async fn prove(
             });
         }
     }
-    output::log(
-        0,
-        format!("--prove: {proven} of {asked} witness(es) proven on the servers"),
-    );
-    Ok(defects)
+    Ok(Proofs {
+        asked,
+        proven,
+        defects,
+    })
 }
 
 /// What a stored object holds apart from what the server sets on every create.

@@ -235,7 +235,18 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
     let mut report = schema::compare(&sources, &request, args.all);
     let mut defects = 0;
     if args.prove {
-        defects = schema::prove(&mut report, &sources, &clusters, &request).await?;
+        let proofs = schema::prove(&mut report, &sources, &clusters, &request).await?;
+        for defect in &proofs.defects {
+            output::warn(defect.clone());
+        }
+        output::log(
+            0,
+            format!(
+                "--prove: {} of {} witness(es) proven on the servers",
+                proofs.proven, proofs.asked
+            ),
+        );
+        defects = proofs.defects.len();
     }
     if let Some(dir) = &args.witness_dir {
         let written = schema::write_witnesses(&report, dir)?;
