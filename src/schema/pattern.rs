@@ -63,21 +63,31 @@ pub fn compare(old: &str, new: &str) -> Comparison {
     if old == new {
         return Comparison::Equal;
     }
-    let key = (old.to_string(), new.to_string());
-    if let Some(found) = PAIRS
+    remembered(&PAIRS, (old.to_string(), new.to_string()), || {
+        compare_uncached(old, new)
+    })
+}
+
+/// The answer kept in `cache` for `key`, or `compute`d (without the lock: other threads work
+/// meanwhile) and kept; the cache starts again past [`PAIRS_KEPT`] entries.
+fn remembered<K: std::hash::Hash + Eq, V: Clone>(
+    cache: &Mutex<HashMap<K, V>>,
+    key: K,
+    compute: impl FnOnce() -> V,
+) -> V {
+    if let Some(found) = cache
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .get(&key)
     {
         return found.clone();
     }
-    // Computed without the lock: other threads compare other pairs meanwhile.
-    let answer = compare_uncached(old, new);
-    let mut cache = PAIRS.lock().unwrap_or_else(PoisonError::into_inner);
-    if cache.len() >= PAIRS_KEPT {
-        cache.clear();
+    let answer = compute();
+    let mut kept = cache.lock().unwrap_or_else(PoisonError::into_inner);
+    if kept.len() >= PAIRS_KEPT {
+        kept.clear();
     }
-    cache.insert(key, answer.clone());
+    kept.insert(key, answer.clone());
     answer
 }
 
@@ -451,21 +461,9 @@ pub fn accepted(
     // The witness search asks for the same few (pattern, bounds) thousands of times; building
     // the DFA each time was most of its run time.
     static ACCEPTED: LazyLock<Mutex<AcceptedCache>> = LazyLock::new(Default::default);
-    let key = (go.to_string(), min_chars, max_chars);
-    if let Some(found) = ACCEPTED
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return found.clone();
-    }
-    let answer = accepted_uncached(go, min_chars, max_chars);
-    let mut cache = ACCEPTED.lock().unwrap_or_else(PoisonError::into_inner);
-    if cache.len() >= PAIRS_KEPT {
-        cache.clear();
-    }
-    cache.insert(key, answer.clone());
-    answer
+    remembered(&ACCEPTED, (go.to_string(), min_chars, max_chars), || {
+        accepted_uncached(go, min_chars, max_chars)
+    })
 }
 
 type AcceptedCache = HashMap<(String, usize, Option<usize>), Result<Option<String>, String>>;

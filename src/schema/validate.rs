@@ -244,9 +244,7 @@ impl Validator {
             let compiled = cel::compiled(rule);
             let verdict = match &*compiled {
                 Err(why) => Verdict::Undecided(why.clone()),
-                Ok(r) if r.uses_old_self() => {
-                    Verdict::Undecided("a transition rule (oldSelf): checked on update only".into())
-                }
+                // Transition rules come back undecided from evaluate itself.
                 Ok(r) => r.evaluate(s, value),
             };
             match verdict {
