@@ -658,7 +658,7 @@ _kubectl__migrate() {
             return 0
             ;;
         kubectl__migrate__subcmd__schema__subcmd__diff)
-            opts="-f -o -n -v -h -V --filename --group --builtin --lcd --object --server --chunk-size --no-witnesses --witness-dir --prove --fail-on --ignore --baseline --all --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
+            opts="-f -o -n -v -h -V --filename --group --builtin --lcd --object --server --chunk-size --no-witnesses --witness-dir --prove --fail-on --ignore --baseline --all --watch --debounce --on-breaking --on-change --exit-on --metrics-addr --lcd-dir --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -716,6 +716,33 @@ _kubectl__migrate() {
                     ;;
                 --baseline)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --debounce)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-breaking)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-change)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exit-on)
+                    COMPREPLY=($(compgen -W "breaking change" -- "${cur}"))
+                    return 0
+                    ;;
+                --metrics-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lcd-dir)
+                    COMPREPLY=()
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o plusdirs
+                    fi
                     return 0
                     ;;
                 --output)

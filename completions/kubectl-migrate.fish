@@ -120,6 +120,13 @@ any\t'Exit 1 on any difference, informational ones included'
 none\t'Always exit 0 unless there is an error'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l ignore -d 'Leave out findings of this rule, e.g. enum-widened or description-changed (repeatable; see the README for the list)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l baseline -d 'The source the others are judged against (a context name or path; default: the first --context, else the first -f)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l debounce -d 'With --watch: coalesce writes that come within this long of each other' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l on-breaking -d 'With --watch: run CMD (with sh -c) for each breaking change; the event is on its stdin as JSON, and API, SOURCE and CLASS are in its environment' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l on-change -d 'With --watch: run CMD (with sh -c) for every event, as --on-breaking does' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l exit-on -d 'With --watch: exit 1 at the first breaking change (or at the first change at all)' -r -f -a "breaking\t''
+change\t''"
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l metrics-addr -d 'With --watch: serve Prometheus metrics on HOST:PORT (findings per API, class and source; LCD present per API; source up; events)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l lcd-dir -d 'With --watch: keep DIR/NAME.yaml the LCD manifest of each API (replaced atomically; removed while an API has no LCD)' -r -f -a "(__fish_complete_directories)"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
 yaml\t''
@@ -137,6 +144,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-d
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l no-witnesses -d 'Do not build witness objects for breaking findings nor evaluate CEL rules added (they are then unproven)'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l prove -d 'Dry-run each witness on the clusters (server-side create, fieldValidation=Strict): a finding is proven when the baseline\'s server accepts it and the other\'s rejects it or stores it differently. Exit 5 when a server contradicts the local judgement'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l all -d 'Show informational findings (description changes, ...) in the table too'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -l watch -d 'Keep watching the clusters\' CRDs after the report, and print one event per change (an NDJSON line with -o json) until interrupted'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand schema-diff" -s V -l version -d 'Print version'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and not __fish_seen_subcommand_from simulate explain check help" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''

@@ -298,7 +298,7 @@ impl Cluster {
 }
 
 /// What the server said, or the innermost reason a request failed.
-fn describe_kube_error(err: &kube::Error) -> String {
+pub fn describe_kube_error(err: &kube::Error) -> String {
     if let kube::Error::Api(status) = err {
         return format!("{} ({})", status.message, status.reason);
     }

@@ -862,3 +862,43 @@ fn markdown_is_only_for_schema_diff() {
             "possible values: table, json, yaml",
         ));
 }
+
+#[test]
+fn watch_flags_are_checked_before_any_cluster_is_asked() {
+    let two = ["--context", "x", "--context", "y"];
+    let cases: [(Vec<&str>, &str); 6] = [
+        (
+            vec!["--watch", "-f", "widgets-a.yaml", "-f", "widgets-b.yaml"],
+            "--watch follows clusters: give at least one --context",
+        ),
+        (
+            [&two[..], &["--watch", "--builtin", "apps/v1/statefulsets"]].concat(),
+            "built-in types (--builtin) are compared without it",
+        ),
+        (
+            [&two[..], &["--watch", "--lcd"]].concat(),
+            "it does not go with --lcd (use --lcd-dir)",
+        ),
+        (
+            [&two[..], &["--watch", "-o", "yaml"]].concat(),
+            "--watch prints readable lines (-o table) or NDJSON (-o json)",
+        ),
+        (
+            [&two[..], &["--debounce", "2s"]].concat(),
+            "the following required arguments were not provided",
+        ),
+        (
+            [&two[..], &["--watch", "--exit-on", "sometimes"]].concat(),
+            "invalid value 'sometimes' for '--exit-on <WHAT>'",
+        ),
+    ];
+    for (args, message) in cases {
+        plugin()
+            .arg("schema-diff")
+            .args(&args)
+            .assert()
+            .code(2)
+            .stdout(predicate::str::is_empty())
+            .stderr(predicate::str::contains(message));
+    }
+}

@@ -118,7 +118,7 @@ pub static SCHEMA_DIFF: Page = Page {
         (
             "1",
             "findings at or above it (with --lcd: an API has no LCD; with --object: a source \
-             rejects an object)",
+             rejects an object; with --watch: the event --exit-on waits for)",
         ),
         (
             "2 or more",
@@ -132,6 +132,7 @@ pub static SCHEMA_DIFF: Page = Page {
         "kubectl migrate schema-diff --context a --context b widgets.example.com --lcd > lcd.yaml",
         "kubectl migrate schema-diff --context a --context b --builtin apps/v1/statefulsets",
         "kubectl migrate schema-diff --context a --context b --object widget.yaml --server",
+        "kubectl migrate schema-diff --watch --context a --context b --exit-on breaking -o json",
     ],
 };
 

@@ -23,7 +23,9 @@ pub mod model;
 mod pattern;
 mod prove;
 pub mod witness;
+pub use lcd::Manifest as LcdManifest;
 pub use prove::{Proofs, prove, write_witnesses};
+pub use stored::StoredApi;
 pub mod cel;
 pub(crate) mod report;
 #[cfg(fuzzing)]
@@ -31,6 +33,7 @@ pub mod stored;
 #[cfg(not(fuzzing))]
 mod stored;
 pub mod validate;
+pub mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -193,9 +196,20 @@ pub async fn load_sources(
 
 /// PURE: the whole comparison, from loaded sources to the report.
 pub fn compare(sources: &[SourceSchemas], request: &Request, show_informational: bool) -> Report {
+    compare_for(sources, request, show_informational, Outcome::Findings)
+}
+
+/// PURE: [`compare`], working out `outcome` for each API (`Both` puts each API's LCD in
+/// its report too).
+pub fn compare_for(
+    sources: &[SourceSchemas],
+    request: &Request,
+    show_informational: bool,
+    outcome: Outcome,
+) -> Report {
     let baseline = request.baseline_index(sources);
     let fail_on = request.fail_on;
-    let mut comparison = Comparison::new(sources, request, Outcome::Findings);
+    let mut comparison = Comparison::new(sources, request, outcome);
     let apis: Vec<ApiReport> = comparison.run(|reports| reports.collect());
     let labels = comparison.labels;
     Report {
@@ -214,6 +228,16 @@ pub fn compare(sources: &[SourceSchemas], request: &Request, show_informational:
         apis,
         show_informational,
     }
+}
+
+/// PURE: one API compared across `sources` (findings and LCD), as `--watch` recomputes the API a
+/// change touched; `None` when no source has it.
+pub fn compare_one(sources: &[SourceSchemas], request: &Request, name: &str) -> Option<ApiReport> {
+    let comparison = Comparison::new(sources, request, Outcome::Both);
+    sources
+        .iter()
+        .any(|s| s.apis.contains_key(name))
+        .then(|| comparison.compare_api(name))
 }
 
 /// PURE: the APIs of all sources compared one by one, in name order. Each API's definitions
@@ -239,6 +263,8 @@ pub enum Outcome {
     /// The LCD alone: `--lcd` prints only that, and its exit code says only whether every API
     /// has one, so the findings would be worked out for nothing.
     Lcd,
+    /// Both: `--watch` follows the findings and the LCD of every API.
+    Both,
 }
 
 /// Reports done ahead of the one being consumed, at most: enough to keep the cores busy, few
@@ -347,32 +373,30 @@ impl<'a> Comparison<'a> {
         let defs: Vec<Option<&ApiDef>> = which.iter().map(|w| w.map(|k| &*parsed[k])).collect();
         let labels = &self.labels;
         let first = defs.iter().flatten().next().expect("some source has it");
-        let (findings, lcd) = match self.outcome {
-            Outcome::Findings => {
-                let ignored = |f: &diff::Finding| self.request.ignore.contains(&f.rule());
-                let mut findings = diff::diff_api(&defs, self.baseline);
-                findings.retain(|f| !ignored(f));
-                witness::attach(&defs, self.baseline, &mut findings, self.request.witnesses);
-                // A CEL rule found undecided has another rule id now.
-                findings.retain(|f| !ignored(f));
-                let findings = findings
-                    .iter()
-                    .map(|f| FindingReport::new(f, labels))
-                    .collect();
-                (findings, None)
-            }
-            Outcome::Lcd => {
-                let l = lcd::lcd_api(&defs, labels);
-                let lcd = LcdReport {
-                    exists: l.conflicts.is_empty(),
-                    dropped: l.dropped,
-                    conflicts: l.conflicts,
-                    notes: l.notes,
-                    manifest: l.manifest,
-                };
-                (Vec::new(), Some(lcd))
-            }
+        let findings = if self.outcome == Outcome::Lcd {
+            Vec::new()
+        } else {
+            let ignored = |f: &diff::Finding| self.request.ignore.contains(&f.rule());
+            let mut findings = diff::diff_api(&defs, self.baseline);
+            findings.retain(|f| !ignored(f));
+            witness::attach(&defs, self.baseline, &mut findings, self.request.witnesses);
+            // A CEL rule found undecided has another rule id now.
+            findings.retain(|f| !ignored(f));
+            findings
+                .iter()
+                .map(|f| FindingReport::new(f, labels))
+                .collect()
         };
+        let lcd = (self.outcome != Outcome::Findings).then(|| {
+            let l = lcd::lcd_api(&defs, labels);
+            LcdReport {
+                exists: l.conflicts.is_empty(),
+                dropped: l.dropped,
+                conflicts: l.conflicts,
+                notes: l.notes,
+                manifest: l.manifest,
+            }
+        });
         let presence = defs
             .iter()
             .zip(labels)

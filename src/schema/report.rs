@@ -104,7 +104,7 @@ pub struct VersionPresence {
     pub storage: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FindingReport {
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,7 +130,7 @@ pub struct FindingReport {
     pub values: Vec<SourceValue>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WitnessReport {
     /// The source that rejects it (or stores it differently).
@@ -147,7 +147,7 @@ pub struct WitnessReport {
 }
 
 /// A witness dry-run on the servers of the baseline and of the other source.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Proof {
     /// `proven`: the baseline's server accepts and the other's rejects (or stores otherwise);
@@ -162,7 +162,7 @@ pub struct Proof {
     pub other_message: Option<String>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SourceValue {
     pub source: String,
     /// The attribute as data; null where the source lacks the node or the attribute.

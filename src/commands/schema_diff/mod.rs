@@ -1,6 +1,7 @@
 //! `kubectl migrate schema-diff`: compare API schemas across clusters and files (see
 //! `crate::schema`), and print the report, the LCD manifests or the object verdicts.
 mod render;
+mod watch;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -107,6 +108,43 @@ pub struct Args {
     #[arg(long)]
     pub all: bool,
 
+    /// Keep watching the clusters' CRDs after the report, and print one event per change
+    /// (an NDJSON line with -o json) until interrupted
+    #[arg(long, help_heading = "Watch")]
+    pub watch: bool,
+
+    /// With --watch: coalesce writes that come within this long of each other
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::parse_duration, requires = "watch", help_heading = "Watch")]
+    pub debounce: std::time::Duration,
+
+    /// With --watch: run CMD (with sh -c) for each breaking change; the event is on its stdin
+    /// as JSON, and API, SOURCE and CLASS are in its environment
+    #[arg(long, value_name = "CMD", requires = "watch", help_heading = "Watch")]
+    pub on_breaking: Option<String>,
+
+    /// With --watch: run CMD (with sh -c) for every event, as --on-breaking does
+    #[arg(long, value_name = "CMD", requires = "watch", help_heading = "Watch")]
+    pub on_change: Option<String>,
+
+    /// With --watch: exit 1 at the first breaking change (or at the first change at all)
+    #[arg(long, value_name = "WHAT", value_parser = ["breaking", "change"], requires = "watch", help_heading = "Watch")]
+    pub exit_on: Option<String>,
+
+    /// With --watch: serve Prometheus metrics on HOST:PORT (findings per API, class and
+    /// source; LCD present per API; source up; events)
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        requires = "watch",
+        help_heading = "Watch"
+    )]
+    pub metrics_addr: Option<std::net::SocketAddr>,
+
+    /// With --watch: keep DIR/NAME.yaml the LCD manifest of each API (replaced atomically;
+    /// removed while an API has no LCD)
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath, requires = "watch", help_heading = "Watch")]
+    pub lcd_dir: Option<PathBuf>,
+
     #[command(flatten)]
     pub output: ReportOutputArgs,
 }
@@ -142,6 +180,30 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
     }
     if args.prove && contexts.is_empty() {
         return usage("--prove dry-runs witnesses on clusters: give --context sources".into());
+    }
+    if args.watch {
+        if contexts.is_empty() {
+            return usage("--watch follows clusters: give at least one --context".into());
+        }
+        if args.lcd || !args.object.is_empty() || args.prove || args.witness_dir.is_some() {
+            return usage(
+                "--watch reports changes of the comparison; it does not go with --lcd (use --lcd-dir), --object, --prove or --witness-dir".into(),
+            );
+        }
+        if !args.builtin.is_empty() {
+            return usage(
+                "--watch follows CustomResourceDefinitions; built-in types (--builtin) are compared without it".into(),
+            );
+        }
+        if !matches!(
+            args.output.format(),
+            OutputFormat::Table | OutputFormat::Json
+        ) {
+            return usage("--watch prints readable lines (-o table) or NDJSON (-o json)".into());
+        }
+        if args.debounce.is_zero() {
+            return usage("--debounce must be more than 0".into());
+        }
     }
     if args.lcd && args.output.format() == OutputFormat::Markdown {
         return usage("--lcd prints CRD manifests: use -o yaml (the default) or -o json".into());
@@ -215,6 +277,22 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
 /// Runs the command and returns its exit code (0 same, 1 different); errors exit 2 or more.
 pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
     let request = resolve(global, args)?;
+    if args.watch {
+        let options = watch::Options {
+            debounce: args.debounce,
+            on_breaking: args.on_breaking.clone(),
+            on_change: args.on_change.clone(),
+            exit_on: args.exit_on.as_deref().map(|w| match w {
+                "breaking" => watch::ExitOn::Breaking,
+                _ => watch::ExitOn::Change,
+            }),
+            metrics_addr: args.metrics_addr,
+            lcd_dir: args.lcd_dir.clone(),
+            format: args.output.format(),
+            show_informational: args.all,
+        };
+        return watch::run(request, options).await;
+    }
     for t in &request.clusters {
         output::log(1, format!("reading context {} at {}", t.context, t.server));
     }

@@ -22,7 +22,7 @@ fn short_attribute(attribute: &str) -> &str {
     }
 }
 
-fn paint_class(class: Class) -> String {
+pub(super) fn paint_class(class: Class) -> String {
     let text = class.as_str();
     match class {
         Class::Breaking => text.red().bold().to_string(),

@@ -1,0 +1,181 @@
+//! `--metrics-addr`: the watch's state as Prometheus metrics (prometheus-client), served over
+//! HTTP/1 with hyper.
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::error::{Error, Result};
+use crate::output;
+use crate::schema::diff::Class;
+use crate::schema::model::SourceSchemas;
+use crate::schema::watch::ApiState;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct FindingLabels {
+    api: String,
+    source: String,
+    class: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ApiLabels {
+    api: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(super) struct SourceLabels {
+    source: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub(super) struct EventLabels {
+    pub event_type: String,
+    pub class: String,
+}
+
+pub(super) fn source_label(source: &str) -> SourceLabels {
+    SourceLabels {
+        source: source.to_string(),
+    }
+}
+
+/// `--metrics-addr`: the metrics, and the HTTP server that serves them.
+pub(super) struct Metrics {
+    findings: Family<FindingLabels, Gauge>,
+    lcd_present: Family<ApiLabels, Gauge>,
+    pub source_up: Family<SourceLabels, Gauge>,
+    pub events: Family<EventLabels, Counter>,
+}
+
+/// The classes the findings gauge is kept for.
+const COUNTED: [Class; 3] = [Class::Breaking, Class::Unproven, Class::Compatible];
+
+impl Metrics {
+    /// Registers the metrics and serves them at `addr` (any path; `/metrics` by convention).
+    pub async fn serve(addr: SocketAddr) -> Result<Metrics> {
+        let metrics = Metrics {
+            findings: Family::default(),
+            lcd_present: Family::default(),
+            source_up: Family::default(),
+            events: Family::default(),
+        };
+        let mut registry = Registry::with_prefix("kubectl_migrate_schema");
+        registry.register(
+            "findings",
+            "Findings of a class for an API, against the baseline, per source",
+            metrics.findings.clone(),
+        );
+        registry.register(
+            "lcd_present",
+            "1 when the sources have a lowest common denominator for the API",
+            metrics.lcd_present.clone(),
+        );
+        registry.register(
+            "source_up",
+            "1 while the cluster answers",
+            metrics.source_up.clone(),
+        );
+        registry.register(
+            "events",
+            "Watch events, by type and class",
+            metrics.events.clone(),
+        );
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Io {
+                what: format!("listen on --metrics-addr {addr}"),
+                source,
+            })?;
+        output::log(
+            0,
+            format!(
+                "metrics at http://{}/metrics",
+                listener.local_addr().map_or(addr, |a| a)
+            ),
+        );
+        tokio::spawn(serve_metrics(listener, Arc::new(registry)));
+        Ok(metrics)
+    }
+
+    /// The API's gauges as its state now is; its label sets removed when no source has it.
+    pub fn set_api(
+        &self,
+        api: &str,
+        state: Option<&ApiState>,
+        sources: &[SourceSchemas],
+        baseline: &str,
+    ) {
+        let api_label = ApiLabels {
+            api: api.to_string(),
+        };
+        for source in sources {
+            for class in COUNTED {
+                let labels = FindingLabels {
+                    api: api.to_string(),
+                    source: source.label.clone(),
+                    class: class.as_str().to_string(),
+                };
+                match state {
+                    Some(s) => {
+                        let n = s.count(&source.label, baseline, class);
+                        self.findings
+                            .get_or_create(&labels)
+                            .set(i64::try_from(n).unwrap_or(i64::MAX));
+                    }
+                    None => {
+                        self.findings.remove(&labels);
+                    }
+                }
+            }
+        }
+        match state {
+            Some(s) => {
+                self.lcd_present
+                    .get_or_create(&api_label)
+                    .set(i64::from(s.lcd.is_some()));
+            }
+            None => {
+                self.lcd_present.remove(&api_label);
+            }
+        }
+    }
+}
+
+/// Answers every HTTP/1 request on `listener` with the metrics in the text format.
+async fn serve_metrics(listener: tokio::net::TcpListener, registry: Arc<Registry>) {
+    use http_body_util::Full;
+    use hyper::body::Bytes;
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |_request| {
+                let mut text = String::new();
+                let response =
+                    match prometheus_client::encoding::text::encode(&mut text, &registry) {
+                        Ok(()) => http::Response::builder()
+                            .header(
+                                "Content-Type",
+                                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                            )
+                            .body(Full::new(Bytes::from(text))),
+                        Err(_) => http::Response::builder().status(500).body(Full::new(
+                            Bytes::from_static(b"cannot encode the metrics\n"),
+                        )),
+                    };
+                async move { response }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
