@@ -517,3 +517,76 @@ fn the_gate_the_hook_the_metrics_and_the_lcd_files() {
         format!("{api} {CONTEXT_B} breaking")
     );
 }
+
+#[test]
+fn on_a_terminal_events_are_readable_coloured_lines_and_ctrl_c_ends_with_0() {
+    use support::pty::{Spawn, Term};
+    let _serial = serial();
+    let group = format!("t{}.watch.km.test", unique_suffix());
+    let _cleanup = Cleanup(group.clone());
+    let api = format!("gadgets.{group}");
+    for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
+        apply(context, &gadgets(&group, FULL, true));
+    }
+    let kubeconfig = kubeconfig_path();
+    let mut term = Term::spawn(Spawn {
+        program: Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
+        args: &[
+            "schema-diff",
+            "--watch",
+            "--group",
+            &group,
+            "--debounce",
+            "300ms",
+            "--context",
+            CONTEXT_A,
+            "--context",
+            CONTEXT_B,
+            "--context",
+            CONTEXT_C,
+        ],
+        env: &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
+        cwd: None,
+        cols: 160,
+        rows: 50,
+    });
+    let limit = Duration::from_secs(60);
+    let screen = term.wait_for("the report and the watch line", limit, |s| {
+        s.contains("changes follow (Ctrl-C to stop)")
+    });
+    assert!(
+        screen.contains(&format!("{api}  (Gadget, Namespaced)"))
+            && screen.contains("no differences"),
+        "{screen}"
+    );
+    apply(
+        CONTEXT_B,
+        &gadgets(&group, &FULL.replace("name: {type: string}, ", ""), true),
+    );
+    let heading = format!("{api} changed on {CONTEXT_B}: breaking");
+    let screen = term.wait_for("the change event", limit, |s| {
+        s.contains(&heading) && s.contains("LCD narrowed")
+    });
+    for line in [
+        "    + breaking v1 .spec.name: field missing",
+        "    + breaking v1beta1 .spec.name: field missing",
+    ] {
+        assert!(
+            screen.lines().any(|l| l.starts_with(line)),
+            "{line:?} on the screen:\n{screen}"
+        );
+    }
+    // Coloured on a terminal, and the colour codes never reach the text.
+    assert!(term.raw().contains("\u{1b}[1;31mbreaking") || term.raw().contains("\u{1b}[31"));
+    assert!(
+        !screen.contains('\u{1b}') && !screen.contains("[0m"),
+        "{screen}"
+    );
+    term.send("\u{3}");
+    let finished = term.finish(Duration::from_secs(20));
+    assert_eq!(
+        finished.code, 0,
+        "Ctrl-C ends the watch with 0:\n{}",
+        finished.screen
+    );
+}
