@@ -155,7 +155,7 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
     );
     let deadline = limit("activeDeadlineSeconds");
     assert_eq!(deadline["value"], 3600);
-    assert_eq!(report["schemaVersion"], 2);
+    assert_eq!(report["schemaVersion"], 3);
 
     let next = |kind: &str| {
         report["next"]
@@ -198,4 +198,121 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
     ] {
         assert!(table.contains(want), "missing {want:?} in\n{table}");
     }
+}
+
+/// `failure-policy explain JOB -n NAMESPACE --context km-c ARGS`: its stdout (it must succeed).
+fn explain_output(namespace: &str, job: &str, args: &[&str]) -> String {
+    let out = assert_cmd::Command::cargo_bin("kubectl-migrate")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .env("COLUMNS", "120")
+        .arg("--kubeconfig")
+        .arg(kubeconfig_path())
+        .args(["failure-policy", "explain", job, "-n", namespace])
+        .args(["--context", CONTEXT_C])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs the scenario file `name` and explains its Job at the end: (JSON, table).
+async fn explained(name: &str) -> (Value, String) {
+    let client = client(CONTEXT_C).await;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/failure-policy-explain")
+        .join(format!("{name}.yaml"));
+    let file = ScenarioFile::read(&path);
+    let mut explained = None;
+    run_scenario_and(&client, CONTEXT_C, name, &file, |namespace, job| {
+        let json = serde_json::from_str(&explain_output(namespace, job, &["-o", "json"])).unwrap();
+        explained = Some((json, explain_output(namespace, job, &[])));
+    })
+    .await;
+    explained.expect("explain ran")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn for_indexed_jobs_the_prediction_is_for_the_index_closest_to_its_limit() {
+    let (report, table) = explained("per-index").await;
+    let per_index = report["limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["limit"] == "backoffLimitPerIndex")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (
+            &per_index["index"],
+            &per_index["used"],
+            &per_index["remaining"]
+        ),
+        (&Value::from(1), &Value::from(1), &Value::from(0)),
+        "{report:#}"
+    );
+    let exit_1 = report["next"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["failure"] == "exit code 1")
+        .cloned()
+        .unwrap();
+    assert_eq!(exit_1["index"], 1, "{exit_1}");
+    assert_eq!(
+        exit_1["outcome"], "index 1 fails for good; the Job goes on",
+        "{exit_1}"
+    );
+    assert!(
+        table.contains("The next failure, of index 1 (the running index closest to its limit):"),
+        "{table}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_job_shows_its_final_conditions_and_no_predictions() {
+    let (report, table) = explained("finished").await;
+    assert!(
+        report["finished"]
+            .as_str()
+            .is_some_and(|f| f.starts_with("Failed (PodFailurePolicy)")),
+        "{report:#}"
+    );
+    assert_eq!(report["next"], serde_json::json!([]), "{report:#}");
+    assert!(
+        report["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "Failed"),
+        "{report:#}"
+    );
+    // The rule matched a condition with status False: it is shown, with its status.
+    let ignored = &report["failedPods"][0];
+    assert_eq!(ignored["policy"]["action"], "Ignore", "{ignored}");
+    assert!(
+        ignored["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["type"] == "DisruptionTarget" && c["status"] == "False"),
+        "{ignored}"
+    );
+    assert!(
+        table.contains("DisruptionTarget=False/NotDisrupted"),
+        "{table}"
+    );
+    assert!(
+        table.contains("; finished: Failed (PodFailurePolicy)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("The next failure: none, the Job has finished"),
+        "{table}"
+    );
 }

@@ -20,29 +20,74 @@ pub async fn explain(
     sem: &Semantics,
 ) -> Result<report::ExplainReport> {
     let jobs: Api<Job> = Api::namespaced(cluster.client.clone(), namespace);
-    let job = cluster
-        .call(&format!("get Job {namespace}/{name}"), jobs.get_opt(name))
-        .await?
-        .ok_or_else(|| {
-            Error::NotFound(format!(
-                "Job {name:?} not found in namespace {namespace:?} of {}",
-                cluster.context
-            ))
-        })?;
-    let uid = job.metadata.uid.clone().unwrap_or_default();
     let pods_api: Api<Pod> = Api::namespaced(cluster.client.clone(), namespace);
-    let pods = cluster
-        .call(
-            "list the Job's pods",
-            pods_api.list(
-                &ListParams::default().labels(&format!("batch.kubernetes.io/controller-uid={uid}")),
-            ),
-        )
-        .await?;
+    let get_job = || async {
+        cluster
+            .call(&format!("get Job {namespace}/{name}"), jobs.get_opt(name))
+            .await?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "Job {name:?} not found in namespace {namespace:?} of {}",
+                    cluster.context
+                ))
+            })
+    };
+    // The Job and its pods are read apart; while the controller is counting failures they
+    // disagree (failed pods not yet in status.failed). Read again until the Job is the same
+    // before and after its pods and nothing is left uncounted, a few times at most.
+    const READS: usize = 8;
+    let mut read = 0;
+    let (job, pods, settled) = loop {
+        read += 1;
+        let job = get_job().await?;
+        let uid = job.metadata.uid.clone().unwrap_or_default();
+        let pods = cluster
+            .call(
+                "list the Job's pods",
+                pods_api.list(
+                    &ListParams::default()
+                        .labels(&format!("batch.kubernetes.io/controller-uid={uid}")),
+                ),
+            )
+            .await?
+            .items;
+        let again = get_job().await?;
+        let settled = again.metadata.resource_version == job.metadata.resource_version
+            && !counting(&again, &pods);
+        if settled || read == READS {
+            break (again, pods, settled);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
     let model = JobModel::from_job(&job).map_err(|e| Error::Failed {
         message: format!("Job {namespace}/{name} in {}: {e}", cluster.context),
     })?;
-    Ok(explain_job(&job, &model, sem, &pods.items, chrono_now()))
+    let mut report = explain_job(&job, &model, sem, &pods, chrono_now());
+    report.changing = !settled;
+    Ok(report)
+}
+
+/// Whether the controller is still counting finished pods: the Job lists pods as uncounted, or
+/// a finished pod still carries the Job's tracking finalizer.
+fn counting(job: &Job, pods: &[Pod]) -> bool {
+    let uncounted = job
+        .status
+        .as_ref()
+        .and_then(|s| s.uncounted_terminated_pods.as_ref())
+        .is_some_and(|u| {
+            u.failed.as_ref().is_some_and(|f| !f.is_empty())
+                || u.succeeded.as_ref().is_some_and(|s| !s.is_empty())
+        });
+    let finished_unfinalized = pods.iter().any(|p| {
+        let phase = p.status.as_ref().and_then(|s| s.phase.as_deref());
+        matches!(phase, Some("Failed" | "Succeeded"))
+            && p.metadata
+                .finalizers
+                .iter()
+                .flatten()
+                .any(|f| f == "batch.kubernetes.io/job-tracking")
+    });
+    uncounted || finished_unfinalized
 }
 
 fn chrono_now() -> u64 {
@@ -110,16 +155,16 @@ pub fn explain_job(
             conditions: pod
                 .conditions
                 .iter()
+                // False ones too: a rule can match a condition's False status.
                 .filter(|c| {
-                    c.status == "True"
-                        && ![
-                            "Ready",
-                            "ContainersReady",
-                            "Initialized",
-                            "PodScheduled",
-                            "PodReadyToStartContainers",
-                        ]
-                        .contains(&c.type_.as_str())
+                    ![
+                        "Ready",
+                        "ContainersReady",
+                        "Initialized",
+                        "PodScheduled",
+                        "PodReadyToStartContainers",
+                    ]
+                    .contains(&c.type_.as_str())
                 })
                 .cloned()
                 .collect(),
@@ -168,16 +213,33 @@ pub fn explain_job(
     }
     let start_time = status.start_time.as_ref().map(|t| t.0.as_second() as u64);
     let elapsed = start_time.map(|s| now.saturating_sub(s)).unwrap_or(0);
-    let finished = status
+    let true_conditions: Vec<&k8s_openapi::api::batch::v1::JobCondition> = status
         .conditions
         .iter()
         .flatten()
-        .find(|c| {
-            c.status == "True"
-                && ["Failed", "Complete", "FailureTarget", "SuccessCriteriaMet"]
-                    .contains(&c.type_.as_str())
+        .filter(|c| c.status == "True")
+        .collect();
+    let describe = |c: &k8s_openapi::api::batch::v1::JobCondition| {
+        format!("{} ({})", c.type_, c.reason.clone().unwrap_or_default())
+    };
+    // Failed/Complete end the Job; FailureTarget/SuccessCriteriaMet say it is ending (pods
+    // still terminating). The final condition names the Job's state when both are there.
+    let finished = true_conditions
+        .iter()
+        .find(|c| ["Failed", "Complete"].contains(&c.type_.as_str()))
+        .map(|c| describe(c));
+    let ending = true_conditions
+        .iter()
+        .find(|c| ["FailureTarget", "SuccessCriteriaMet"].contains(&c.type_.as_str()))
+        .map(|c| describe(c));
+    let conditions = true_conditions
+        .iter()
+        .map(|c| report::JobConditionLine {
+            type_: c.type_.clone(),
+            reason: c.reason.clone(),
+            message: c.message.clone(),
         })
-        .map(|c| format!("{} ({})", c.type_, c.reason.clone().unwrap_or_default()));
+        .collect();
     let mut limits = vec![report::Limit {
         limit: "backoffLimit".into(),
         value: (model.backoff_limit != i32::MAX).then_some(i64::from(model.backoff_limit)),
@@ -187,16 +249,24 @@ pub fn explain_job(
         index: None,
         indexes: None,
     }];
+    // The index still running that is closest to its per-index limit (the lowest of equals):
+    // the limits line and the predictions are both about it.
+    let active = |i: &i32| !failed_indexes.contains(i) && !succeeded_indexes.contains(i);
+    let next_index = model.indexed.then(|| {
+        (0..model.completions.unwrap_or(0))
+            .filter(active)
+            .max_by_key(|i| (index_failures.get(i).copied().unwrap_or(0), -i))
+            .unwrap_or(0)
+    });
     if let Some(per_index) = model.backoff_limit_per_index {
-        // The index closest to its limit.
-        let worst = index_failures.iter().max_by_key(|(_, c)| **c);
-        let used = worst.map_or(0, |(_, c)| *c);
+        let worst = next_index.map(|i| (i, index_failures.get(&i).copied().unwrap_or(0)));
+        let used = worst.map_or(0, |(_, c)| c);
         limits.push(report::Limit {
             limit: "backoffLimitPerIndex".into(),
             value: Some(i64::from(per_index)),
             used: i64::from(used),
             remaining: Some(i64::from((per_index - used).max(0))),
-            index: worst.map(|(i, _)| *i),
+            index: worst.map(|(i, _)| i),
             indexes: None,
         });
         if let Some(max) = model.max_failed_indexes {
@@ -228,16 +298,10 @@ pub fn explain_job(
         index_failures,
         index_ignored,
         failed_indexes: failed_indexes.clone(),
-        succeeded_indexes,
+        succeeded_indexes: succeeded_indexes.clone(),
         recent_failures: 0,
         elapsed_seconds: 0,
     };
-    // The next failure lands on the lowest index still running.
-    let next_index = model.indexed.then(|| {
-        (0..model.completions.unwrap_or(0))
-            .find(|i| !start.failed_indexes.contains(i) && !start.succeeded_indexes.contains(i))
-            .unwrap_or(0)
-    });
     let first = model.containers.first().cloned().unwrap_or_default();
     let kinds: [(&str, FailedPod); 5] = [
         ("exit code 1", failed_with_exit(&first, 1)),
@@ -255,6 +319,12 @@ pub fn explain_job(
             disrupted("DeletionByTaintManager"),
         ),
     ];
+    // A finished Job has no next failure.
+    let kinds = if finished.is_some() {
+        Vec::new()
+    } else {
+        kinds.into()
+    };
     let next = kinds
         .into_iter()
         .map(|(what, pod)| {
@@ -297,10 +367,13 @@ pub fn explain_job(
         })
         .collect();
     report::ExplainReport {
-        schema_version: 2,
+        schema_version: 3,
         job: format!("{}/{}", model.namespace, model.name),
         kubernetes_version: format!("1.{}", sem.minor),
         finished,
+        ending,
+        conditions,
+        changing: false,
         failed,
         succeeded,
         failed_indexes: status.failed_indexes.clone(),

@@ -92,6 +92,17 @@ pub struct Limit {
 
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
+pub struct JobConditionLine {
+    #[serde(rename = "type")]
+    pub type_: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct NextFailure {
     pub failure: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -107,8 +118,17 @@ pub struct ExplainReport {
     pub schema_version: u32,
     pub job: String,
     pub kubernetes_version: String,
-    /// The terminal condition, if the Job has finished.
+    /// The terminal condition (Failed or Complete), if the Job has finished.
     pub finished: Option<String>,
+    /// FailureTarget or SuccessCriteriaMet: the Job is ending (its pods are terminating).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ending: Option<String>,
+    /// The Job's conditions with status True.
+    pub conditions: Vec<JobConditionLine>,
+    /// The Job or its pods kept changing while they were read (the controller was updating
+    /// them); the counts may not agree.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub changing: bool,
     pub failed: i32,
     pub succeeded: i32,
     pub failed_indexes: Option<String>,

@@ -292,9 +292,17 @@ impl Tabular for ExplainReport {
                 } else {
                     p.conditions
                         .iter()
-                        .map(|c| match &c.reason {
-                            Some(r) => format!("{}/{r}", c.type_),
-                            None => c.type_.clone(),
+                        .map(|c| {
+                            // True is the usual case; any other status is spelt out.
+                            let status = if c.status == "True" {
+                                String::new()
+                            } else {
+                                format!("={}", c.status)
+                            };
+                            match &c.reason {
+                                Some(r) => format!("{}{status}/{r}", c.type_),
+                                None => format!("{}{status}", c.type_),
+                            }
                         })
                         .collect::<Vec<_>>()
                         .join(" ")
@@ -323,11 +331,32 @@ impl Tabular for ExplainReport {
             self.kubernetes_version,
             self.failed,
             self.succeeded,
-            self.finished
-                .as_ref()
-                .map(|f| format!("; finished: {f}"))
-                .unwrap_or_default()
+            match (&self.finished, &self.ending) {
+                (Some(f), _) => format!("; finished: {f}"),
+                (None, Some(e)) => format!("; ending: {e} (pods terminating)"),
+                (None, None) => String::new(),
+            }
         );
+        if self.changing {
+            out += "  (the Job kept changing while it was read: the controller is updating it; counts may not agree)\n";
+        }
+        if !self.conditions.is_empty() {
+            out += "\nConditions:\n";
+            for c in &self.conditions {
+                out += &format!(
+                    "  {}{}{}\n",
+                    c.type_,
+                    c.reason
+                        .as_ref()
+                        .map(|r| format!(" ({r})"))
+                        .unwrap_or_default(),
+                    c.message
+                        .as_ref()
+                        .map(|m| format!(": {m}"))
+                        .unwrap_or_default()
+                );
+            }
+        }
         out += "\nFailed pods:\n";
         if self.failed_pods.is_empty() {
             out += "  none\n";
@@ -341,17 +370,37 @@ impl Tabular for ExplainReport {
         }
         fit(&mut limits, &[3], 2);
         out += &indent(&trim_lines(&limits.to_string()));
-        out += "\nThe next failure:\n";
-        let mut next = new_table(["if a pod is", "rule", "action", "then"]);
+        if self.next.is_empty() {
+            out += "\nThe next failure: none, the Job has finished\n";
+            return out;
+        }
+        let index = self.next.first().and_then(|n| n.index);
+        out += &match index {
+            Some(i) => format!(
+                "\nThe next failure, of index {i} (the running index closest to its limit):\n"
+            ),
+            None => "\nThe next failure:\n".to_string(),
+        };
+        let mut headers = vec!["if a pod is"];
+        if index.is_some() {
+            headers.push("index");
+        }
+        headers.extend(["rule", "action", "then"]);
+        let then = headers.len() - 1;
+        let mut next = new_table(headers);
         for n in &self.next {
-            next.add_row(vec![
-                n.failure.clone(),
+            let mut row = vec![n.failure.clone()];
+            if let Some(i) = n.index {
+                row.push(i.to_string());
+            }
+            row.extend([
                 n.rule.map(|r| r.to_string()).unwrap_or_else(|| "-".into()),
                 n.action.clone(),
                 n.outcome.clone(),
             ]);
+            next.add_row(row);
         }
-        fit(&mut next, &[3], 2);
+        fit(&mut next, &[then], 2);
         out += &indent(&trim_lines(&next.to_string()));
         out
     }
