@@ -503,9 +503,152 @@ fn an_older_version_reports_backoff_limit_per_index_as_alpha_and_off() {
             .is_some_and(|c| c.contains("drops the per-index fields")),
         "{per_index}"
     );
+    // The verdict says what the exit code says, in JSON and on the first line of the text.
+    assert_eq!(report["verdict"], "unsupported", "{report}");
+    let text = run(plugin()
+        .args(["failure-policy", "check", "-f"])
+        .arg(&path)
+        .args(["--k8s-version", "1.28"]));
+    assert_eq!(text.code, Some(1));
+    assert!(
+        text.stdout.starts_with("unsupported: Job ")
+            && text
+                .stdout
+                .lines()
+                .next()
+                .unwrap()
+                .contains("off at Kubernetes 1.28"),
+        "{}",
+        text.stdout
+    );
     // The same Job at 1.33, where the feature is GA, is fine.
     let (code, report, _) = check(&path, &["--k8s-version", "1.33"]);
     assert_eq!(code, Some(0), "{report}");
+    assert_eq!(report["verdict"], "valid", "{report}");
+}
+
+#[test]
+fn a_namespace_missing_on_the_cluster_or_at_odds_with_the_manifest_is_a_usage_error() {
+    let path = data_dir().join("valid-indexed-per-index.yaml");
+    let kubeconfig = kubeconfig_path();
+    let ran = run(plugin()
+        .args(["failure-policy", "check", "-f"])
+        .arg(&path)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args([
+            "--context",
+            CONTEXT_B,
+            "-n",
+            "no-such-namespace-here",
+            "-o",
+            "json",
+        ]));
+    assert_eq!(ran.code, Some(2), "stderr: {}", ran.stderr);
+    assert!(
+        ran.stderr.contains(
+            "namespace \"no-such-namespace-here\" does not exist in km-b: the dry run creates the Job there"
+        ),
+        "{}",
+        ran.stderr
+    );
+    assert!(ran.stdout.is_empty(), "{}", ran.stdout);
+
+    // -n against a manifest that names another namespace, refused before any cluster call.
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("job.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let text = text.replacen("metadata:", "metadata:\n  namespace: team-a", 1);
+    std::fs::write(&elsewhere, text).unwrap();
+    for sub in [
+        &["check"][..],
+        &["simulate", "--fail", "exit=1,index=0"][..],
+    ] {
+        let ran = run(plugin()
+            .arg("failure-policy")
+            .args(&sub[..1])
+            .arg("-f")
+            .arg(&elsewhere)
+            .args(&sub[1..])
+            .args(["-n", "team-b"]));
+        assert_eq!(ran.code, Some(2), "{sub:?}: {}", ran.stderr);
+        assert!(
+            ran.stderr
+                .contains("the namespace of the Job (\"team-a\") does not match -n \"team-b\""),
+            "{sub:?}: {}",
+            ran.stderr
+        );
+    }
+}
+
+#[test]
+fn simulate_takes_the_namespace_from_n_and_its_messages_say_what_is_meant() {
+    let path = data_dir().join("valid-indexed-per-index.yaml");
+    let simulate = |args: &[&str]| {
+        run(plugin()
+            .args(["failure-policy", "simulate", "-f"])
+            .arg(&path)
+            .args(args))
+    };
+    let ran = simulate(&["--fail", "exit=1,index=0", "-n", "team-b", "-o", "json"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    let report: Value = serde_json::from_str(&ran.stdout).unwrap();
+    assert!(
+        report["job"].as_str().unwrap().starts_with("team-b/"),
+        "{report}"
+    );
+    let completions = serde_saphyr::from_str::<Value>(&std::fs::read_to_string(&path).unwrap())
+        .unwrap()["spec"]["completions"]
+        .as_i64()
+        .unwrap();
+    let outside = format!("index={completions}");
+    let ran = simulate(&["--fail", &format!("exit=1,{outside}")]);
+    assert_eq!(ran.code, Some(2));
+    assert!(
+        ran.stderr.contains(&format!(
+            "index {completions} is outside 0..{}",
+            completions - 1
+        )),
+        "{}",
+        ran.stderr
+    );
+    // A Job without init containers.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join("plain.yaml");
+    std::fs::write(
+        &plain,
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: plain}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: busybox}]\n",
+    )
+    .unwrap();
+    let ran = run(plugin()
+        .args(["failure-policy", "simulate", "-f"])
+        .arg(&plain)
+        .args(["--fail", "init=setup:5"]));
+    assert_eq!(ran.code, Some(2), "{}", ran.stderr);
+    assert!(
+        ran.stderr
+            .contains("the Job has no init containers, so none named \"setup\""),
+        "{}",
+        ran.stderr
+    );
+    assert!(!ran.stderr.contains("(it has: )"), "{}", ran.stderr);
+    // The second failure of index 0 comes at once, before the controller re-creates its pod.
+    let ran = simulate(&["--fail", "exit=1,index=0", "--fail", "exit=1,index=0"]);
+    assert_eq!(ran.code, Some(0), "{}", ran.stderr);
+    assert!(
+        ran.stderr.contains(
+            "warning: outcome 2 at 0s is before its pod can exist: the controller creates it at 10s"
+        ),
+        "{}",
+        ran.stderr
+    );
+    let ran = simulate(&[
+        "--fail",
+        "exit=1,index=0",
+        "--fail",
+        "exit=1,index=0,after=10s",
+    ]);
+    assert!(!ran.stderr.contains("warning"), "{}", ran.stderr);
 }
 
 #[test]

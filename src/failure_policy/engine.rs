@@ -240,6 +240,10 @@ pub struct Step {
     pub conditions_added: Vec<Condition>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The outcome's time is before the pod it targets can exist (its `after` is shorter
+    /// than the controller's re-creation delay).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -385,6 +389,10 @@ pub fn simulate_from(
         }
     }
     let mut steps = Vec::new();
+    // When the replacement of a failed pod is created, per index (None: the one pod of a Job
+    // with parallelism 1): an outcome for that pod cannot come earlier.
+    let mut replaced_at: BTreeMap<Option<i32>, (u64, u64)> = BTreeMap::new();
+    let one_slot = |index: Option<i32>| index.is_some() || job.parallelism == 1;
     for (n, outcome) in outcomes.iter().enumerate() {
         // Saturating: times past u64::MAX seconds only matter against the deadline, which
         // they are past anyway.
@@ -404,7 +412,18 @@ pub fn simulate_from(
             backoff_seconds: None,
             conditions_added: Vec::new(),
             note: None,
+            warning: None,
         };
+        if one_slot(outcome.index)
+            && let Some((created, delay)) = replaced_at.remove(&outcome.index)
+            && sim.now < created
+        {
+            step.warning = Some(format!(
+                "outcome {} at {}s is before its pod can exist: the controller creates it at {created}s, {delay}s after the failure before (add to its after)",
+                n + 1,
+                sim.now
+            ));
+        }
         // The deadline fires on its own, before this pod finishes.
         sim.others_active = sim.active();
         if !sim.finished
@@ -435,7 +454,10 @@ pub fn simulate_from(
                     format!("index {i} has already failed; it is not retried")
                 }
                 Some(IndexState::Succeeded) => format!("index {i} has already succeeded"),
-                _ => format!("index {i} is outside 0..completions"),
+                _ => match job.completions.unwrap_or(0) {
+                    0 => format!("index {i}: the Job has no indexes"),
+                    c => format!("index {i} is outside 0..{}", c - 1),
+                },
             });
             steps.push(step);
             continue;
@@ -520,6 +542,11 @@ pub fn simulate_from(
         }
         step.failed = sim.failed;
         step.succeeded = sim.succeeded;
+        if let Some(delay) = step.backoff_seconds
+            && one_slot(outcome.index)
+        {
+            replaced_at.insert(outcome.index, (step.at_seconds + delay, delay));
+        }
         steps.push(step);
     }
     let final_status = FinalStatus {

@@ -110,14 +110,25 @@ pub fn check(
     server: Option<report::ServerVerdict>,
 ) -> report::CheckReport {
     let problems = check::validate(job);
+    let support = check::support(job, sem);
+    let verdict = if !problems.is_empty() {
+        "invalid"
+    } else if support.iter().any(|s| s.used && !s.enabled) {
+        "unsupported"
+    } else if server.as_ref().is_some_and(|s| !s.accepted) {
+        "rejected"
+    } else {
+        "valid"
+    };
     report::CheckReport {
         schema_version: 1,
         job: job.metadata.name.clone().unwrap_or_default(),
         kubernetes_version: format!("1.{}", sem.minor),
+        verdict: verdict.to_string(),
         valid: problems.is_empty(),
         message: (!problems.is_empty()).then(|| invalid_job_message(job, &problems)),
         problems,
-        support: check::support(job, sem),
+        support,
         server,
     }
 }
@@ -150,6 +161,15 @@ pub async fn server_dry_run(
             accepted: true,
             message: None,
         }),
+        // The namespace is not there: the user's input, not the Job, is wrong.
+        Err(kube::Error::Api(s))
+            if s.code == 404 && s.details.as_ref().is_some_and(|d| d.kind == "namespaces") =>
+        {
+            Err(Error::Usage(format!(
+                "namespace {namespace:?} does not exist in {}: the dry run creates the Job there; pass -n NAMESPACE with one that exists",
+                cluster.context
+            )))
+        }
         Err(kube::Error::Api(s)) if s.code == 422 || s.code == 400 => Ok(report::ServerVerdict {
             context: cluster.context.clone(),
             accepted: false,

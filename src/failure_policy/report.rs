@@ -46,6 +46,9 @@ pub struct CheckReport {
     pub schema_version: u32,
     pub job: String,
     pub kubernetes_version: String,
+    /// What the exit code says: `valid` (0); `invalid`, `unsupported` (valid, but a feature
+    /// it uses is off at that version) or `rejected` (by the server's dry run), each 1.
+    pub verdict: String,
     pub valid: bool,
     /// The whole message, as the API server would answer a create.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -202,10 +202,11 @@ fn resolve_each(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, S
             }
             (false, Some(_)) => return Err(format!("{at}: index is only for Indexed Jobs")),
             (true, Some(i)) if i < 0 || i >= job.completions.unwrap_or(0) => {
-                return Err(format!(
-                    "{at}: index {i} is outside 0..{}",
-                    job.completions.unwrap_or(0)
-                ));
+                // The valid indexes, 0 to completions - 1, as the Job's pods are numbered.
+                return Err(match job.completions.unwrap_or(0) {
+                    0 => format!("{at}: index {i}: the Job has no indexes (completions is 0)"),
+                    c => format!("{at}: index {i} is outside 0..{}", c - 1),
+                });
             }
             _ => {}
         }
@@ -234,10 +235,14 @@ fn failed_pod(f: &FailSpec, job: &JobModel, at: &str) -> Result<FailedPod, Strin
                 return Err(format!("{at}: the Job has no {what}s"));
             }
             if !name.is_empty() && !names.contains(name) {
-                return Err(format!(
-                    "{at}: the Job has no {what} named {name:?} (it has: {})",
-                    names.join(", ")
-                ));
+                return Err(if names.is_empty() {
+                    format!("{at}: the Job has no {what}s, so none named {name:?}")
+                } else {
+                    format!(
+                        "{at}: the Job has no {what} named {name:?} (it has: {})",
+                        names.join(", ")
+                    )
+                });
             }
         }
         // Status lists containers in spec order; containers not mentioned have not terminated.

@@ -157,7 +157,7 @@ impl SimulateArgs {
                 "no outcomes: give --scenario FILE, --fail SPEC or --succeed".into(),
             ));
         }
-        let job = domain::read_job(&self.file)?;
+        let job = namespaced(domain::read_job(&self.file)?, global)?;
         let version = VersionSource::resolve(global, &self.version)?;
         Ok(Simulate {
             job,
@@ -167,9 +167,27 @@ impl SimulateArgs {
     }
 }
 
+/// The Job in -n's namespace when its manifest names none; a manifest in another namespace
+/// than -n is refused, as kubectl refuses it.
+fn namespaced(mut input: domain::JobInput, global: &GlobalArgs) -> Result<domain::JobInput> {
+    if let Some(ns) = &global.namespace {
+        match &input.job.metadata.namespace {
+            Some(own) if own != ns => {
+                return Err(Error::Usage(format!(
+                    "{}: the namespace of the Job ({own:?}) does not match -n {ns:?}; drop -n or pass -n {own}",
+                    input.label
+                )));
+            }
+            Some(_) => {}
+            None => input.job.metadata.namespace = Some(ns.clone()),
+        }
+    }
+    Ok(input)
+}
+
 impl CheckArgs {
     pub fn resolve(&self, global: &GlobalArgs) -> Result<Check> {
-        let job = domain::read_job(&self.file)?;
+        let job = namespaced(domain::read_job(&self.file)?, global)?;
         let version = VersionSource::resolve(global, &self.version)?;
         let namespace = job
             .job
@@ -211,6 +229,14 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
 async fn simulate(global: &GlobalArgs, run: &Simulate, format: OutputFormat) -> Result<u8> {
     let (sem, _) = run.version.semantics(global).await?;
     let report = domain::simulate(&run.job, &run.outcomes, &sem)?;
+    for warning in report
+        .simulation
+        .steps
+        .iter()
+        .filter_map(|s| s.warning.as_ref())
+    {
+        output::warn(warning);
+    }
     output::print(&report, format)?;
     Ok(0)
 }
@@ -223,13 +249,7 @@ async fn check(global: &GlobalArgs, run: &Check, format: OutputFormat) -> Result
     };
     let report = domain::check(&run.job.job, &sem, server);
     output::print(&report, format)?;
-    let unsupported = report.support.iter().any(|s| s.used && !s.enabled);
-    let server_rejected = report.server.as_ref().is_some_and(|s| !s.accepted);
-    Ok(if report.valid && !unsupported && !server_rejected {
-        0
-    } else {
-        1
-    })
+    Ok(if report.verdict == "valid" { 0 } else { 1 })
 }
 
 async fn explain(global: &GlobalArgs, run: &Explain, format: OutputFormat) -> Result<u8> {

@@ -166,11 +166,25 @@ impl Tabular for CheckReport {
     fn text(&self) -> String {
         let mut out = String::new();
         if self.valid {
-            out += &format!(
-                "{} Job {:?} passes the API server's validation\n",
-                "valid:".green().bold(),
-                self.job
-            );
+            // The first word is the verdict the exit code gives.
+            out += &match self.verdict.as_str() {
+                "unsupported" => format!(
+                    "{} Job {:?} passes the API server's validation, but uses a feature that is off at Kubernetes {} (below)\n",
+                    "unsupported:".red().bold(),
+                    self.job,
+                    self.kubernetes_version
+                ),
+                "rejected" => format!(
+                    "{} Job {:?} passes the local validation, but the server's dry run rejected it (below)\n",
+                    "rejected:".red().bold(),
+                    self.job
+                ),
+                _ => format!(
+                    "{} Job {:?} passes the API server's validation\n",
+                    "valid:".green().bold(),
+                    self.job
+                ),
+            };
         } else {
             out += &format!(
                 "{} {} problem(s):\n",
