@@ -168,7 +168,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l scenario -d 'A scenario file of pod outcomes' -r -F
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l fail -d 'A failed pod, in order (repeatable). Comma-separated parts: exit=N (the first container exits N), exit=NAME:N (that container; repeat for several), init=NAME:N (an init container), condition=TYPE[/REASON][=STATUS] (a pod condition, status True by default), index=I (Indexed Jobs), after=DURATION (time since the previous outcome). Shorthands: oom (exit=137), evicted (condition=DisruptionTarget/EvictionByEvictionAPI), preempted (condition=DisruptionTarget/PreemptionByScheduler). Example: --fail exit=137 --fail index=2,condition=DisruptionTarget/EvictionByEvictionAPI' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l succeed -d 'A pod that succeeds (after every --fail); `index=I` for Indexed Jobs, `after=DURATION`' -r
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l k8s-version -d 'Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With --context, the cluster\'s own version is used' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -l k8s-version -d 'Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With --context, the cluster\'s own version is used. simulate takes two (or two --context) and shows where they decide differently' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from simulate" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
 yaml\t''"
@@ -196,7 +196,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -s h -l help -d 'Print help'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from explain" -s V -l version -d 'Print version'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s f -l filename -d 'The Job manifest (YAML or JSON; - for stdin)' -r -F
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -l k8s-version -d 'Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With --context, the cluster\'s own version is used' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -l k8s-version -d 'Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With --context, the cluster\'s own version is used. simulate takes two (or two --context) and shows where they decide differently' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand failure-policy; and __fish_seen_subcommand_from check" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
 yaml\t''"

@@ -814,3 +814,46 @@ async fn the_api_server_rejects_each_invalid_manifest_with_the_same_messages() {
     let left = jobs.list(&Default::default()).await.unwrap();
     assert!(left.items.is_empty(), "a dry-run created a Job");
 }
+
+#[test]
+fn simulate_with_two_contexts_takes_each_clusters_version() {
+    let path = data_dir().join("valid-indexed-per-index.yaml");
+    let kubeconfig = kubeconfig_path();
+    let ran = run(plugin()
+        .args(["failure-policy", "simulate", "-f"])
+        .arg(&path)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .args(["--context", CONTEXT_B, "--context", "km-c"])
+        .args(["--fail", "exit=1,index=0", "-o", "json"]));
+    assert_eq!(ran.code, Some(0), "the same version: {}", ran.stderr);
+    let report: Value = serde_json::from_str(&ran.stdout).unwrap();
+    let minor = report["simulations"][0]["kubernetesVersion"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        report["labels"],
+        serde_json::json!([format!("{CONTEXT_B} ({minor})"), format!("km-c ({minor})")])
+    );
+    assert_eq!(report["differences"], serde_json::json!([]));
+    // Three are refused: two at a time.
+    let ran = run(plugin()
+        .args(["failure-policy", "simulate", "-f"])
+        .arg(&path)
+        .args([
+            "--k8s-version",
+            "1.30",
+            "--k8s-version",
+            "1.33",
+            "--k8s-version",
+            "1.36",
+        ])
+        .args(["--fail", "exit=1,index=0"]));
+    assert_eq!(ran.code, Some(2));
+    assert!(
+        ran.stderr.contains("simulate compares two at a time"),
+        "{}",
+        ran.stderr
+    );
+}

@@ -161,6 +161,83 @@ fn failure_policy_tables_keep_rows_whole_at_every_width() {
     );
 }
 
+/// An Indexed Job whose success policy decides at 1.31+ and is ignored before.
+const LEADER_JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata: {name: leader}
+spec:
+  completionMode: Indexed
+  completions: 3
+  parallelism: 3
+  backoffLimitPerIndex: 1
+  successPolicy:
+    rules: [{succeededIndexes: \"0\"}]
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+";
+
+#[test]
+fn two_versions_side_by_side_keep_their_rows_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("job.yaml"), LEADER_JOB).unwrap();
+    let args = [
+        "failure-policy",
+        "simulate",
+        "-f",
+        "job.yaml",
+        "--fail",
+        "exit=1,index=1",
+        "--succeed",
+        "index=0",
+        "--k8s-version",
+        "1.28",
+        "--k8s-version",
+        "1.36",
+    ];
+    check_at_every_width(
+        &args,
+        dir.path(),
+        &[
+            &["#", "WHAT", "1.28", "1.36"],
+            &["1", "index failures", "-", "1"],
+            &[
+                "2",
+                "conditions added",
+                "-",
+                "SuccessCriteriaMet (SuccessPolicy)",
+            ],
+            &["end", "active", "2", "0"],
+        ],
+    );
+    // The exit code says that the final status differs; JSON carries both simulations.
+    let out = std::process::Command::new(binary())
+        .current_dir(dir.path())
+        .args(args)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["finalDiffers"], true);
+    assert_eq!(json["labels"], serde_json::json!(["1.28", "1.36"]));
+    assert_eq!(json["simulations"][1]["kubernetesVersion"], "1.36");
+    // The same version twice: no difference, exit 0.
+    let same = std::process::Command::new(binary())
+        .current_dir(dir.path())
+        .args(&args[..8])
+        .args(["--k8s-version", "1.36", "--k8s-version", "1.36"])
+        .output()
+        .unwrap();
+    assert_eq!(same.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&same.stdout).contains("the same, outcome by outcome"),
+        "{}",
+        String::from_utf8_lossy(&same.stdout)
+    );
+}
+
 #[test]
 fn the_version_table_keeps_its_rows_whole() {
     check_at_every_width(

@@ -152,6 +152,10 @@ pub static SIMULATE: Page = Page {
     exit_codes: &[
         ("0", "simulated"),
         (
+            "1",
+            "with two versions (--k8s-version or --context twice): the final status differs",
+        ),
+        (
             "2",
             "usage or bad input (an invalid Job is refused with the API server's messages)",
         ),
@@ -160,6 +164,7 @@ pub static SIMULATE: Page = Page {
     examples: &[
         "kubectl migrate failure-policy simulate -f job.yaml --fail exit=137 --fail evicted --fail exit=1",
         "kubectl migrate failure-policy simulate -f job.yaml --scenario outcomes.yaml --k8s-version 1.31 -o json",
+        "kubectl migrate failure-policy simulate -f job.yaml --fail exit=1,index=2 --k8s-version 1.29 --k8s-version 1.36",
     ],
 };
 
@@ -185,9 +190,12 @@ pub static CHECK: Page = Page {
         ("0", "valid (and accepted by the server with --context)"),
         (
             "1",
-            "invalid, unsupported at that version, or rejected by the server",
+            "invalid, unsupported at that version, or rejected by the server (the first line says which)",
         ),
-        ("2", "usage or bad input"),
+        (
+            "2",
+            "usage or bad input (a namespace the cluster does not have, or not -n's)",
+        ),
     ],
     exit_note: "",
     examples: &[

@@ -9,6 +9,7 @@ pub mod explain;
 pub mod model;
 pub mod report;
 pub mod scenario;
+pub mod versions;
 
 use std::path::Path;
 

@@ -39,9 +39,10 @@ pub enum Sub {
 #[derive(Debug, Clone, clap::Args)]
 pub struct VersionChoice {
     /// Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With
-    /// --context, the cluster's own version is used
+    /// --context, the cluster's own version is used. simulate takes two (or two --context) and
+    /// shows where they decide differently
     #[arg(long, value_name = "X.Y", conflicts_with = "contexts")]
-    pub k8s_version: Option<String>,
+    pub k8s_version: Vec<String>,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -87,15 +88,56 @@ pub enum VersionSource {
 
 impl VersionSource {
     fn resolve(global: &GlobalArgs, choice: &VersionChoice) -> Result<VersionSource> {
-        if let Some(v) = &choice.k8s_version {
-            return Ok(VersionSource::Given(
-                Semantics::parse_version(v).map_err(Error::Usage)?,
-            ));
+        let [one] = <[VersionSource; 1]>::try_from(Self::resolve_all(global, choice)?)
+            .map_err(|_| {
+                Error::Usage(
+                    "one version at a time here: only simulate compares two (--k8s-version or --context twice)"
+                        .into(),
+                )
+            })?;
+        Ok(one)
+    }
+
+    /// Every version asked for: each --k8s-version, else each --context's cluster, else the
+    /// newest. Two at most.
+    fn resolve_all(global: &GlobalArgs, choice: &VersionChoice) -> Result<Vec<VersionSource>> {
+        let sources = if !choice.k8s_version.is_empty() {
+            choice
+                .k8s_version
+                .iter()
+                .map(|v| {
+                    Semantics::parse_version(v)
+                        .map(VersionSource::Given)
+                        .map_err(Error::Usage)
+                })
+                .collect::<Result<Vec<_>>>()?
+        } else if global.contexts.is_empty() {
+            vec![VersionSource::Given(Semantics::newest())]
+        } else {
+            global
+                .contexts
+                .iter()
+                .map(|c| {
+                    crate::cluster::resolve(global.kubeconfig.as_deref(), Some(c))
+                        .map(|t| VersionSource::Cluster(Box::new(t)))
+                })
+                .collect::<Result<Vec<_>>>()?
+        };
+        if sources.len() > 2 {
+            return Err(Error::Usage(format!(
+                "{} versions given: simulate compares two at a time",
+                sources.len()
+            )));
         }
-        Ok(match global.context()? {
-            None => VersionSource::Given(Semantics::newest()),
-            Some(_) => VersionSource::Cluster(Box::new(global.target()?)),
-        })
+        Ok(sources)
+    }
+
+    /// How the version is named in a comparison: `1.29`, or `CONTEXT (1.36)`.
+    fn label(&self, sem: &Semantics) -> String {
+        match self {
+            VersionSource::Given(_) => format!("1.{}", sem.minor),
+            VersionSource::Cluster(t) => format!("{} (1.{})", t.context, sem.minor),
+        }
     }
 
     /// The semantics, and the cluster when one was named.
@@ -113,12 +155,12 @@ impl VersionSource {
     }
 }
 
-/// `simulate`, resolved: the Job, the outcomes in order and the version.
+/// `simulate`, resolved: the Job, the outcomes in order and the version (or two, compared).
 #[derive(Debug, Clone)]
 pub struct Simulate {
     pub job: JobInput,
     pub outcomes: Vec<OutcomeSpec>,
-    pub version: VersionSource,
+    pub versions: Vec<VersionSource>,
 }
 
 /// `check`, resolved.
@@ -158,11 +200,11 @@ impl SimulateArgs {
             ));
         }
         let job = namespaced(domain::read_job(&self.file)?, global)?;
-        let version = VersionSource::resolve(global, &self.version)?;
+        let versions = VersionSource::resolve_all(global, &self.version)?;
         Ok(Simulate {
             job,
             outcomes,
-            version,
+            versions,
         })
     }
 }
@@ -227,9 +269,15 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
 }
 
 async fn simulate(global: &GlobalArgs, run: &Simulate, format: OutputFormat) -> Result<u8> {
-    let (sem, _) = run.version.semantics(global).await?;
-    let report = domain::simulate(&run.job, &run.outcomes, &sem)?;
-    for warning in report
+    let mut reports = Vec::new();
+    let mut labels = Vec::new();
+    for version in &run.versions {
+        let (sem, _) = version.semantics(global).await?;
+        labels.push(version.label(&sem));
+        reports.push(domain::simulate(&run.job, &run.outcomes, &sem)?);
+    }
+    // The warnings are about the scenario, the same under every version: said once.
+    for warning in reports[0]
         .simulation
         .steps
         .iter()
@@ -237,8 +285,18 @@ async fn simulate(global: &GlobalArgs, run: &Simulate, format: OutputFormat) -> 
     {
         output::warn(warning);
     }
-    output::print(&report, format)?;
-    Ok(0)
+    match (<[_; 2]>::try_from(labels), <[_; 2]>::try_from(reports)) {
+        (Ok(labels), Ok(reports)) => {
+            let comparison = crate::failure_policy::versions::compare(labels, reports);
+            output::print(&comparison, format)?;
+            Ok(u8::from(comparison.final_differs))
+        }
+        (_, Err(mut one)) => {
+            output::print(&one.remove(0), format)?;
+            Ok(0)
+        }
+        (Err(_), Ok(_)) => unreachable!("one label per report"),
+    }
 }
 
 async fn check(global: &GlobalArgs, run: &Check, format: OutputFormat) -> Result<u8> {

@@ -419,3 +419,57 @@ impl Tabular for ExplainReport {
         out
     }
 }
+
+impl Tabular for crate::failure_policy::versions::VersionComparison {
+    fn table(&self) -> Table {
+        let mut table = new_table([
+            "#".to_string(),
+            "what".to_string(),
+            self.labels[0].clone(),
+            self.labels[1].clone(),
+        ]);
+        for d in &self.differences {
+            table.add_row(vec![
+                d.outcome.map_or_else(|| "end".into(), |n| n.to_string()),
+                d.what.clone(),
+                d.values[0].clone(),
+                d.values[1].clone(),
+            ]);
+        }
+        fit(&mut table, &[2, 3], 0);
+        table
+    }
+
+    fn text(&self) -> String {
+        let [a, b] = &self.labels;
+        let mut out = format!("Job {}, {a} vs {b}: ", self.job);
+        if self.differences.is_empty() {
+            out += "the same, outcome by outcome\n";
+        } else {
+            out += &format!(
+                "{} difference(s); the final status {}\n\n",
+                self.differences.len(),
+                if self.final_differs {
+                    "differs".red().bold().to_string()
+                } else {
+                    "is the same".green().to_string()
+                }
+            );
+            out += &trim_lines(&self.table().to_string());
+        }
+        out += "\nThe final status:";
+        for (label, s) in self.labels.iter().zip(&self.simulations) {
+            let f = &s.simulation.final_status;
+            let conditions = if f.conditions.is_empty() {
+                "no conditions".to_string()
+            } else {
+                conditions_text(&f.conditions)
+            };
+            out += &format!(
+                "\n{label}: {} failed, {} succeeded; {conditions}",
+                f.failed, f.succeeded
+            );
+        }
+        out
+    }
+}
