@@ -20,6 +20,11 @@ fi
 
 step "building the control plane (cached after the first run)"
 bin=$(tests/cluster/build.sh)
+# The older control plane the failure-policy differential also runs against (versions.env).
+# shellcheck source=../tests/cluster/versions.env
+older_version=$(source tests/cluster/versions.env && echo "$OLDER_KUBERNETES_VERSION")
+step "building the older control plane, Kubernetes $older_version (cached after the first run)"
+KM_KUBERNETES_VERSION=$older_version tests/cluster/build.sh >/dev/null
 step "building the YAML truth helper: kubectl's YAML-to-JSON (cached after the first run)"
 export KM_YAML_TRUTH
 KM_YAML_TRUTH=$(tests/yamltruth/build.sh)
@@ -33,14 +38,21 @@ cargo build --locked --all-targets
 
 # The tests get clusters of their own, so a demo running next to them is left alone.
 export KM_CLUSTERS_DIR=$repo/target/test-clusters
-trap 'step "stopping the test clusters"; tests/cluster/stop.sh' EXIT
+older_dir=$repo/target/test-clusters-older
+trap 'step "stopping the test clusters"; tests/cluster/stop.sh; KM_CLUSTERS_DIR=$older_dir tests/cluster/stop.sh' EXIT
 step "starting the test clusters"
 # Every test binds fresh PVs from the pool, and retained ones are not reused.
 kubeconfig=$(KM_PV_POOL=200 tests/cluster/start.sh a b c)
+step "starting the cluster of the older version ($older_version)"
+# Below 32768, where outgoing connections take their ports (a port found free can be taken
+# by one before the component binds it).
+older_kubeconfig=$(KM_KUBERNETES_VERSION=$older_version KM_CLUSTERS_DIR=$older_dir KM_PORT_BASE=30000 \
+  KM_PV_POOL=5 tests/cluster/start.sh older)
 
 step "cargo test"
 # Not --all-targets: that would also run the benchmarks, which have their own command.
-KM_TEST_KUBECONFIG=$kubeconfig KM_TEST_BIN_DIR=$bin cargo test --locked
+KM_TEST_KUBECONFIG=$kubeconfig KM_TEST_OLDER_KUBECONFIG=$older_kubeconfig KM_TEST_BIN_DIR=$bin \
+  cargo test --locked
 
 step "install.sh into a scratch prefix"
 prefix=$(mktemp -d)

@@ -68,13 +68,23 @@ pub fn single_cluster_kubeconfig(cluster: &str) -> PathBuf {
 
 /// The pinned Kubernetes version, read from the one place it is pinned.
 pub fn pinned_kubernetes_version() -> String {
+    pinned("KUBERNETES_VERSION")
+}
+
+/// The older control plane the failure-policy differential also runs against.
+pub fn pinned_older_kubernetes_version() -> String {
+    pinned("OLDER_KUBERNETES_VERSION")
+}
+
+fn pinned(name: &str) -> String {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cluster/versions.env"),
     )
     .unwrap();
+    let prefix = format!("{name}=");
     text.lines()
-        .find_map(|l| l.strip_prefix("KUBERNETES_VERSION="))
-        .expect("KUBERNETES_VERSION in versions.env")
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .unwrap_or_else(|| panic!("{name} in versions.env"))
         .trim()
         .to_string()
 }
