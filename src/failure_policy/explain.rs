@@ -407,3 +407,36 @@ fn disrupted(reason: &str) -> FailedPod {
         }],
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(uncounted_failed: &[&str]) -> Job {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "j"},
+            "status": {"uncountedTerminatedPods": {"failed": uncounted_failed}},
+        }))
+        .unwrap()
+    }
+
+    fn pod(phase: &str, finalizers: &[&str]) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p", "finalizers": finalizers},
+            "status": {"phase": phase},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_controller_is_counting_while_a_finished_pod_is_uncounted_or_still_tracked() {
+        let tracking = "batch.kubernetes.io/job-tracking";
+        assert!(!counting(
+            &job(&[]),
+            &[pod("Failed", &[]), pod("Running", &[tracking])]
+        ));
+        assert!(counting(&job(&["uid-1"]), &[pod("Failed", &[])]));
+        assert!(counting(&job(&[]), &[pod("Failed", &[tracking])]));
+        assert!(counting(&job(&[]), &[pod("Succeeded", &[tracking])]));
+    }
+}
