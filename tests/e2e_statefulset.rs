@@ -452,11 +452,34 @@ async fn rollback_from_the_end_returns_everything_and_cleanup_is_refused_after_i
     let before = pair.claims(false).await;
     let out = run(migrate(pair.ns(), &["--yes"]));
     assert!(out.status.success());
+    for in_b in [false, true] {
+        let events = migration_events(&pair, in_b, "MigrationStep").await;
+        assert!(
+            events.len() >= 6,
+            "each step is an Event on the StatefulSet in {}: {events:#?}",
+            if in_b { "km-b" } else { "km-a" }
+        );
+        for e in &events {
+            let holder = e.reporting_instance.as_deref().unwrap_or_default();
+            assert!(!holder.is_empty(), "{e:?}");
+            let note = e.note.as_deref().unwrap_or_default();
+            assert!(note.contains(&format!("lease held by {holder}")), "{note}");
+            assert!(note.contains("km-a -> km-b"), "{note}");
+        }
+        assert!(
+            events.iter().any(|e| e.action.as_deref() == Some("resize")),
+            "{events:#?}"
+        );
+    }
     let observer = SplitBrainObserver::start(pair.ns());
     let out = run(migrate(pair.ns(), &["--rollback", "--yes", "--batch", "2"]));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_rolled_back(&pair, &before, 3).await;
     observer.assert_never_split();
+    for in_b in [false, true] {
+        let events = migration_events(&pair, in_b, "MigrationRollbackStep").await;
+        assert!(!events.is_empty(), "the rollback's steps are Events too");
+    }
     let out = run(migrate(pair.ns(), &["--rollback", "--yes"]));
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -464,6 +487,28 @@ async fn rollback_from_the_end_returns_everything_and_cleanup_is_refused_after_i
         "{}",
         stderr(&out)
     );
+}
+
+/// The Events (events.k8s.io/v1) the tool recorded on StatefulSet web with `reason`.
+async fn migration_events(
+    pair: &Pair,
+    in_b: bool,
+    reason: &str,
+) -> Vec<k8s_openapi::api::events::v1::Event> {
+    let client = if in_b { &pair.b } else { &pair.a };
+    let api: kube::Api<k8s_openapi::api::events::v1::Event> =
+        kube::Api::namespaced(client.clone(), pair.ns());
+    api.list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter(|e| {
+            e.reporting_controller.as_deref() == Some("kubectl-migrate.io/statefulset")
+                && e.reason.as_deref() == Some(reason)
+                && e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("web")
+        })
+        .collect()
 }
 
 #[tokio::test]

@@ -344,6 +344,83 @@ impl Executor {
         outcome
     }
 
+    /// Records a finished step as a Kubernetes Event (events.k8s.io/v1) on the StatefulSet in
+    /// both clusters, so that `kubectl events` or `kubectl describe sts` on either side shows
+    /// that a migration runs, how far it is, and who holds its lease. Best effort: an Event that
+    /// cannot be written (a namespace not created yet) never stops the move. Not in a dry run,
+    /// where no step is taken.
+    pub async fn record_step(&self, step: &Step, description: &str, rollback: bool) -> Result<()> {
+        if self.is_dry_run() {
+            return Ok(());
+        }
+        let action = serde_json::to_value(step)
+            .ok()
+            .and_then(|v| v.get("step").and_then(|s| s.as_str()).map(str::to_string))
+            .unwrap_or_else(|| "step".into());
+        let holder = lease::holder_identity();
+        let reason = if rollback {
+            "MigrationRollbackStep"
+        } else {
+            "MigrationStep"
+        };
+        let note = format!(
+            "{description} ({} -> {}; lease held by {holder})",
+            self.names.source_context, self.names.destination_context
+        );
+        // The API server refuses notes over 1 kB.
+        let note: String = note.chars().take(1000).collect();
+        let mut failures = Vec::new();
+        for side in [Side::Source, Side::Destination] {
+            let namespace = self.location(side).namespace.clone();
+            let event = json!({
+                "apiVersion": "events.k8s.io/v1",
+                "kind": "Event",
+                "metadata": {"generateName": format!("{}.migrate-", self.names.set)},
+                "eventTime": k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+                    k8s_openapi::jiff::Timestamp::now()
+                ),
+                "reportingController": "kubectl-migrate.io/statefulset",
+                "reportingInstance": holder.chars().take(128).collect::<String>(),
+                "action": action,
+                "reason": reason,
+                "type": "Normal",
+                "note": note,
+                "regarding": {
+                    "apiVersion": "apps/v1",
+                    "kind": "StatefulSet",
+                    "namespace": namespace,
+                    "name": self.names.set,
+                },
+            });
+            let event: k8s_openapi::api::events::v1::Event = match serde_json::from_value(event) {
+                Ok(e) => e,
+                Err(e) => {
+                    return Err(Error::Failed {
+                        message: format!("building the Event: {e}"),
+                    });
+                }
+            };
+            let api: Api<k8s_openapi::api::events::v1::Event> = self.namespaced(side);
+            let cluster = self.cluster(side);
+            if let Err(e) = cluster
+                .call(
+                    "record an Event",
+                    api.create(&PostParams::default(), &event),
+                )
+                .await
+            {
+                failures.push(e.to_string());
+            }
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Failed {
+                message: failures.join("; "),
+            })
+        }
+    }
+
     /// Performs `step`. The caller observed `observed` and `stored` just before deciding; what
     /// the step waits for goes to `notes`.
     pub async fn perform(

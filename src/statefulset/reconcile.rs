@@ -370,6 +370,13 @@ impl Run<'_> {
             }
             Ok(()) => {
                 operator.event(event(StepPhase::Finished, elapsed, None));
+                let rollback = stored.is_some_and(|s| s.journal.direction == Direction::Rollback);
+                if let Err(e) = ex.record_step(step, &description, rollback).await {
+                    operator.event(Event::Detail(
+                        1,
+                        format!("could not record the step as a Kubernetes Event: {e}"),
+                    ));
+                }
                 Ok(true)
             }
             // Someone changed an object between observing and acting: decide again.
