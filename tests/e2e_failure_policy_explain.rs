@@ -23,32 +23,7 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
         "explain-mixed",
         &file,
         |namespace, job| {
-            let run = |args: &[&str]| {
-                let out = assert_cmd::Command::cargo_bin("kubectl-migrate")
-                    .unwrap()
-                    .env("NO_COLOR", "1")
-                    .env("COLUMNS", "100")
-                    .arg("--kubeconfig")
-                    .arg(kubeconfig_path())
-                    .args([
-                        "failure-policy",
-                        "explain",
-                        job,
-                        "-n",
-                        namespace,
-                        "--context",
-                        CONTEXT_C,
-                    ])
-                    .args(args)
-                    .output()
-                    .unwrap();
-                assert!(
-                    out.status.success(),
-                    "{}",
-                    String::from_utf8_lossy(&out.stderr)
-                );
-                String::from_utf8(out.stdout).unwrap()
-            };
+            let run = |args: &[&str]| explain_output(namespace, job, 100, args);
             let json: Value = serde_json::from_str(&run(&["-o", "json"])).unwrap();
             explained = Some((json, run(&[])));
             // What a person sees: each table's rows whole at every width, coloured.
@@ -200,12 +175,13 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
     }
 }
 
-/// `failure-policy explain JOB -n NAMESPACE --context km-c ARGS`: its stdout (it must succeed).
-fn explain_output(namespace: &str, job: &str, args: &[&str]) -> String {
+/// `failure-policy explain JOB -n NAMESPACE --context km-c ARGS` at `columns`: its stdout (it
+/// must succeed).
+fn explain_output(namespace: &str, job: &str, columns: u16, args: &[&str]) -> String {
     let out = assert_cmd::Command::cargo_bin("kubectl-migrate")
         .unwrap()
         .env("NO_COLOR", "1")
-        .env("COLUMNS", "120")
+        .env("COLUMNS", columns.to_string())
         .arg("--kubeconfig")
         .arg(kubeconfig_path())
         .args(["failure-policy", "explain", job, "-n", namespace])
@@ -230,8 +206,9 @@ async fn explained(name: &str) -> (Value, String) {
     let file = ScenarioFile::read(&path);
     let mut explained = None;
     run_scenario_and(&client, CONTEXT_C, name, &file, |namespace, job| {
-        let json = serde_json::from_str(&explain_output(namespace, job, &["-o", "json"])).unwrap();
-        explained = Some((json, explain_output(namespace, job, &[])));
+        let json =
+            serde_json::from_str(&explain_output(namespace, job, 120, &["-o", "json"])).unwrap();
+        explained = Some((json, explain_output(namespace, job, 120, &[])));
     })
     .await;
     explained.expect("explain ran")

@@ -104,6 +104,34 @@ impl Drop for Cleanup {
     }
 }
 
+/// A test's own API group with `gadgets.GROUP` (the full schema) installed in the three
+/// clusters; the CRDs are deleted, and the next test may run, when it drops.
+struct Installed {
+    group: String,
+    api: String,
+    // Dropped in this order: the CRDs go before the next test starts.
+    _cleanup: Cleanup,
+    _serial: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Installed {
+    /// `prefix` tells the tests' groups apart in the clusters.
+    fn gadgets(prefix: &str) -> Installed {
+        let serial = serial();
+        let group = format!("{prefix}{}.watch.km.test", unique_suffix());
+        let cleanup = Cleanup(group.clone());
+        for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
+            apply(context, &gadgets(&group, FULL, true));
+        }
+        Installed {
+            api: format!("gadgets.{group}"),
+            group,
+            _cleanup: cleanup,
+            _serial: serial,
+        }
+    }
+}
+
 /// The plugin running `schema-diff --watch -o json` over the three clusters, its NDJSON lines
 /// read as they come.
 struct Watching {
@@ -220,14 +248,9 @@ fn has_finding(event: &Value, key: &str, path: &str, rule_prefix: &str) -> bool 
 
 #[test]
 fn each_kind_of_crd_change_gives_its_event_and_a_reapply_gives_none() {
-    let _serial = serial();
-    let group = format!("w{}.watch.km.test", unique_suffix());
-    let _cleanup = Cleanup(group.clone());
-    let api = format!("gadgets.{group}");
+    let installed = Installed::gadgets("w");
+    let (group, api) = (installed.group.clone(), installed.api.clone());
     let full = gadgets(&group, FULL, true);
-    for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
-        apply(context, &full);
-    }
     let mut watch = Watching::start(&group, &["--debounce", "300ms"]);
 
     // Writes that change nothing a comparison sees: no event.
@@ -306,13 +329,8 @@ fn each_kind_of_crd_change_gives_its_event_and_a_reapply_gives_none() {
 
 #[test]
 fn an_api_server_outage_is_reported_and_the_change_around_it_is_not_lost() {
-    let _serial = serial();
-    let group = format!("o{}.watch.km.test", unique_suffix());
-    let _cleanup = Cleanup(group.clone());
-    let api = format!("gadgets.{group}");
-    for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
-        apply(context, &gadgets(&group, FULL, true));
-    }
+    let installed = Installed::gadgets("o");
+    let (group, api) = (installed.group.clone(), installed.api.clone());
     let mut watch = Watching::start(&group, &["--debounce", "300ms", "--request-timeout", "2s"]);
     let restart = Command::new(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cluster/restart-apiserver.sh"),
@@ -382,13 +400,8 @@ fn metric(text: &str, line_start: &str) -> Option<f64> {
 
 #[test]
 fn the_gate_the_hook_the_metrics_and_the_lcd_files() {
-    let _serial = serial();
-    let group = format!("g{}.watch.km.test", unique_suffix());
-    let _cleanup = Cleanup(group.clone());
-    let api = format!("gadgets.{group}");
-    for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
-        apply(context, &gadgets(&group, FULL, true));
-    }
+    let installed = Installed::gadgets("g");
+    let (group, api) = (installed.group.clone(), installed.api.clone());
     let dir = tempfile::tempdir().unwrap();
     let lcd_dir = dir.path().join("lcd");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -521,13 +534,8 @@ fn the_gate_the_hook_the_metrics_and_the_lcd_files() {
 #[test]
 fn on_a_terminal_events_are_readable_coloured_lines_and_ctrl_c_ends_with_0() {
     use support::pty::{Spawn, Term};
-    let _serial = serial();
-    let group = format!("t{}.watch.km.test", unique_suffix());
-    let _cleanup = Cleanup(group.clone());
-    let api = format!("gadgets.{group}");
-    for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
-        apply(context, &gadgets(&group, FULL, true));
-    }
+    let installed = Installed::gadgets("t");
+    let (group, api) = (installed.group.clone(), installed.api.clone());
     let kubeconfig = kubeconfig_path();
     let mut term = Term::spawn(Spawn {
         program: Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
