@@ -156,8 +156,8 @@ pub async fn run(request: Request, options: Options) -> Result<u8> {
         }
         watch.observe(i, event);
     }
-    watch.dirty.clear();
-    (watch.first_dirty, watch.last_dirty) = (None, None);
+    // The first lists are the initial state, not changes.
+    watch.take_dirty();
     watch.initial()?;
     let mut interrupted = std::pin::pin!(interrupted());
     loop {
@@ -403,6 +403,12 @@ impl Watch {
         self.last_dirty = Some(now);
     }
 
+    /// The APIs changed since the last call, with the sources that changed each.
+    fn take_dirty(&mut self) -> BTreeMap<String, BTreeSet<String>> {
+        (self.first_dirty, self.last_dirty) = (None, None);
+        std::mem::take(&mut self.dirty)
+    }
+
     /// When the changes seen so far are due: `--debounce` after the last one, and no later
     /// than a few debounce periods after the first, so that a steady stream still reports.
     fn flush_at(&self) -> Option<Instant> {
@@ -487,9 +493,7 @@ impl Watch {
 
     /// Recomputes the APIs changed since the last flush, and reports each that changed.
     async fn flush(&mut self) -> Result<Option<u8>> {
-        let dirty = std::mem::take(&mut self.dirty);
-        (self.first_dirty, self.last_dirty) = (None, None);
-        for (name, sources) in dirty {
+        for (name, sources) in self.take_dirty() {
             let after = tokio::task::block_in_place(|| {
                 compare_one(&self.sources, &self.request, &name).map(|mut r| ApiState::of(&mut r))
             });
