@@ -613,6 +613,17 @@ impl Parser<'_> {
                 "Invalid value: must be empty if x-kubernetes-int-or-string is true",
             );
         }
+        if let Some(default) = &s.default {
+            for violation in super::validate::validate_default(s, default).violations {
+                let inner = violation.path.trim_start_matches('.');
+                let at = if inner.is_empty() {
+                    format!("{path}.default")
+                } else {
+                    format!("{path}.default.{inner}")
+                };
+                self.error(&at, violation.message);
+            }
+        }
     }
 
     /// `int_or_string`: the structural exception `anyOf: [{type: integer}, {type: string}]`
@@ -1204,6 +1215,24 @@ mod tests {
             err[0].to_string(),
             "openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified fields"
         );
+    }
+
+    #[test]
+    fn a_default_the_field_rejects_is_refused() {
+        let err = parse_crd_schema(
+            &json!({"type": "object", "properties": {
+                "a": {"type": "integer", "default": {}},
+                "b": {"type": "object", "properties": {"x": {"type": "string", "enum": ["p"]}},
+                      "default": {"x": "q"}},
+                "c": {"type": "string", "default": "ok", "enum": ["ok"]}
+            }}),
+            "s",
+        )
+        .unwrap_err();
+        let text: Vec<String> = err.iter().map(ToString::to_string).collect();
+        assert_eq!(text.len(), 2, "{text:#?}");
+        assert!(text[0].starts_with("s.properties[a].default: Invalid value"));
+        assert!(text[1].starts_with("s.properties[b].default.x: Unsupported value"));
     }
 
     #[test]

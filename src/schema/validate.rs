@@ -43,10 +43,21 @@ impl Outcome {
 /// As the server does on create, the schema's defaults are applied first (a rule that reads a
 /// defaulted field sees the default).
 pub fn validate_object(schema: &Schema, object: &Value) -> Outcome {
-    let mut defaulted = object.clone();
+    validate_defaulted(schema, object, true)
+}
+
+/// Validates a field's `default` against the field's own schema, as the API server does before
+/// it accepts a CRD: a default the schema rejects would make every object without the field
+/// invalid.
+pub fn validate_default(schema: &Schema, default: &Value) -> Outcome {
+    validate_defaulted(schema, default, false)
+}
+
+fn validate_defaulted(schema: &Schema, value: &Value, root: bool) -> Outcome {
+    let mut defaulted = value.clone();
     apply_defaults(schema, &mut defaulted);
     let mut v = Validator::default();
-    v.node(schema, &defaulted, "", true);
+    v.node(schema, &defaulted, "", root);
     v.out
 }
 

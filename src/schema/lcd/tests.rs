@@ -468,9 +468,9 @@ fn a_map_against_fixed_fields_keeps_the_fixed_fields_the_map_accepts() {
 fn flags_that_allow_more_need_every_source_and_differing_defaults_are_noted() {
     let l = lcd(&[
         &crd(
-            "{type: object, x-kubernetes-preserve-unknown-fields: true, properties: {a: {type: string, nullable: true, default: x}}}",
+            "{type: object, x-kubernetes-preserve-unknown-fields: true, properties: {a: {type: string, nullable: true, default: xx}}}",
         ),
-        &crd("{type: object, properties: {a: {type: string, nullable: true, default: y}}}"),
+        &crd("{type: object, properties: {a: {type: string, nullable: true, default: yy}}}"),
     ]);
     assert_eq!(
         spec(&l),
