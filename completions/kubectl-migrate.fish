@@ -40,6 +40,8 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "sch
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "failure-policy" -d 'Simulate and explain Job podFailurePolicy, backoff and per-index behaviour'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "version" -d 'Print the plugin\'s version and the version of the cluster it would talk to'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s l -l selector -d 'Move every StatefulSet of the namespace that matches this label selector, each with its own journal and lease' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l parallel -d 'With -l or --all: how many StatefulSets move at the same time' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l to-context -d 'The destination context' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l to-namespace -d 'The destination namespace (default: the source namespace)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l to-kubeconfig -d 'A separate kubeconfig for the destination context (default: the source\'s)' -r -F
@@ -61,6 +63,7 @@ always\t''
 never\t''"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s v -l v -l verbose -d 'More detail on stderr, as kubectl\'s -v: -v or -v=1 the steps, -vv or -v=2 more, -v=6 every API request (method, URL, status, time)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l all -d 'Move every StatefulSet of the namespace, each with its own journal and lease'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s y -l yes -d 'Do not prompt; required when stdin is not a terminal'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l step -d 'Pause before each ordinal: ask on a terminal; otherwise move one batch and exit 3'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l no-health-check -d 'Resume without the --health-check the migration was started with'
@@ -74,6 +77,8 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand stateful
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l restore-reclaim-policy -d 'With --cleanup: give the destination\'s PVs back the reclaim policies they had in the source'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s V -l version -d 'Print version'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -s l -l selector -d 'Move every StatefulSet of the namespace that matches this label selector, each with its own journal and lease' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l parallel -d 'With -l or --all: how many StatefulSets move at the same time' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l to-context -d 'The destination context' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l to-namespace -d 'The destination namespace (default: the source namespace)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l to-kubeconfig -d 'A separate kubeconfig for the destination context (default: the source\'s)' -r -F
@@ -95,6 +100,7 @@ always\t''
 never\t''"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -s v -l v -l verbose -d 'More detail on stderr, as kubectl\'s -v: -v or -v=1 the steps, -vv or -v=2 more, -v=6 every API request (method, URL, status, time)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l request-timeout -d 'How long to wait for one request to the API server, e.g. 30s, 1m, 500ms; 0 waits without limit. Connecting to a server never waits longer than this (10s when 0)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l all -d 'Move every StatefulSet of the namespace, each with its own journal and lease'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -s y -l yes -d 'Do not prompt; required when stdin is not a terminal'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l step -d 'Pause before each ordinal: ask on a terminal; otherwise move one batch and exit 3'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l no-health-check -d 'Resume without the --health-check the migration was started with'

@@ -98,9 +98,10 @@ pub static STATEFULSET: Page = Page {
         ),
         ("4", "preflight failed (nothing written)"),
     ],
-    exit_note: "",
+    exit_note: "With -l or --all the exit code is that of the first set (by name) that did not finish.",
     examples: &[
         "kubectl migrate statefulset web --context a --to-context b --dry-run",
+        "kubectl migrate statefulset -l tier=db -n shop --context a --to-context b --parallel 2 --yes",
         "kubectl migrate statefulset web --context a --to-context b --yes -o json",
         "kubectl migrate statefulset web --context a --to-context b --status",
         "kubectl migrate statefulset web --context a --to-context b --rollback --yes",
@@ -266,9 +267,12 @@ mod tests {
         assert_eq!(
             STATEFULSET.after_help(),
             "Exit codes: 0 done; 1 error; 2 usage; 3 stopped by the user, at a --step pause or \
-             on losing the lease (rerun to resume); 4 preflight failed (nothing written).\n\n\
+             on losing the lease (rerun to resume); 4 preflight failed (nothing written). With \
+             -l or --all the exit code is that of the first set (by name) that did not \
+             finish.\n\n\
              Examples:\n  \
              kubectl migrate statefulset web --context a --to-context b --dry-run\n  \
+             kubectl migrate statefulset -l tier=db -n shop --context a --to-context b --parallel 2 --yes\n  \
              kubectl migrate statefulset web --context a --to-context b --yes -o json\n  \
              kubectl migrate statefulset web --context a --to-context b --status\n  \
              kubectl migrate statefulset web --context a --to-context b --rollback --yes"

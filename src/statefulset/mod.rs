@@ -99,6 +99,9 @@ pub struct Settings {
     pub allow_unhealthy: bool,
     /// Pause before each move.
     pub step: bool,
+    /// One of several sets picked by a label selector or `--all`: a rollback of a set that was
+    /// never migrated has nothing to do rather than failing the selection.
+    pub selected: bool,
 }
 
 /// Whether to go on at a `--step` pause.

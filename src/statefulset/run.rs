@@ -518,15 +518,18 @@ impl Run<'_> {
 
     async fn rollback(&self, operator: &mut dyn Operator) -> Result<Outcome> {
         let Some(stored) = self.load_journal().await? else {
-            return Err(Error::Failed {
-                message: format!(
-                    "no migration of {} found (no journal {} in {}/{}); nothing to roll back",
-                    self.settings.name,
-                    journal::object_name(&self.settings.name),
-                    self.executor.destination.context,
-                    self.executor.destination_at.namespace
-                ),
-            });
+            let message = format!(
+                "no migration of {} found (no journal {} in {}/{}); nothing to roll back",
+                self.settings.name,
+                journal::object_name(&self.settings.name),
+                self.executor.destination.context,
+                self.executor.destination_at.namespace
+            );
+            if self.settings.selected {
+                operator.event(Event::Warning(message));
+                return Ok(Outcome::Finished);
+            }
+            return Err(Error::Failed { message });
         };
         self.check_health_check(&stored.journal)?;
         if stored.journal.cleaned_up {

@@ -335,8 +335,9 @@ struct PodLife {
     uncertain: bool,
 }
 
+/// The ordinal of a StatefulSet's pod (`SET-N`); the name says which set.
 fn ordinal(name: &str) -> Option<i32> {
-    name.strip_prefix("web-")?.parse().ok()
+    name.rsplit_once('-')?.1.parse().ok()
 }
 
 fn revision(pod: &Pod) -> u64 {
@@ -478,7 +479,7 @@ impl SplitBrainObserver {
         for x in lives.iter().filter(|l| l.side == 0) {
             for y in lives
                 .iter()
-                .filter(|l| l.side == 1 && l.ordinal == x.ordinal)
+                .filter(|l| l.side == 1 && l.ordinal == x.ordinal && l.name == x.name)
             {
                 let x_end = x.deleted.unwrap_or(u64::MAX);
                 let y_end = y.deleted.unwrap_or(u64::MAX);

@@ -21,6 +21,10 @@ pub struct Console {
     yes: bool,
     interactive: bool,
     resume: String,
+    /// In a selection (-l/--all): the set this console speaks for, named on each line.
+    set: Option<String>,
+    /// Whether a progress bar may show (not when several sets run at once).
+    bars: bool,
     bar: Option<ProgressBar>,
     clock: Arc<Mutex<Clock>>,
 }
@@ -65,6 +69,8 @@ impl Console {
             yes,
             interactive: output::interactive(),
             resume,
+            set: None,
+            bars: true,
             bar: None,
             clock: Arc::new(Mutex::new(Clock {
                 step: Instant::now(),
@@ -75,8 +81,31 @@ impl Console {
         }
     }
 
+    /// The console of one set of a selection: the selection asked its one question already,
+    /// each line names the set, and a progress bar shows only when `bars` (one set at a time).
+    pub fn for_set(json: bool, resume: String, set: &str, bars: bool) -> Console {
+        Console {
+            set: Some(set.to_string()),
+            bars,
+            ..Console::new(json, true, resume)
+        }
+    }
+
+    /// `text` with the set's name in front of each line, in a selection.
+    fn tagged(&self, text: &str) -> String {
+        match &self.set {
+            None => text.to_string(),
+            Some(set) => text
+                .lines()
+                .map(|l| format!("[{set}] {l}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+
     /// A line on stderr that does not tear the progress bar.
     fn line(&self, text: String) {
+        let text = self.tagged(&text);
         match &self.bar {
             Some(bar) if !bar.is_hidden() => bar.println(text),
             _ => anstream::eprintln!("{text}"),
@@ -99,6 +128,10 @@ impl Console {
         let time = now
             .round(k8s_openapi::jiff::Unit::Millisecond)
             .unwrap_or(now);
+        let mut fields = fields;
+        if let (Some(set), Some(object)) = (&self.set, fields.as_object_mut()) {
+            object.insert("statefulset".into(), set.clone().into());
+        }
         let line = Line {
             schema_version: EVENTS_SCHEMA_VERSION,
             time: format!("{time:.3}"),
@@ -119,20 +152,11 @@ impl Console {
 
     /// The last event of `-o json`: how the run ended, with the exit code the process gives.
     pub fn done(&self, error: Option<&Error>) {
-        let (result, code, message) = match error {
-            None => ("succeeded", 0, None),
-            Some(e) => (
-                match e {
-                    Error::Stopped { .. } | Error::Cancelled(_) => "stopped",
-                    Error::PreflightFailed { .. } | Error::Usage(_) | Error::LeaseHeld { .. } => {
-                        "refused"
-                    }
-                    _ => "failed",
-                },
-                e.exit_code(),
-                Some(e.report()),
-            ),
-        };
+        let (result, code, message) = (
+            result_word(error),
+            error.map_or(0, Error::exit_code),
+            error.map(Error::report),
+        );
         self.emit(
             "done",
             serde_json::json!({"result": result, "exitCode": code, "message": message}),
@@ -170,6 +194,18 @@ impl Console {
     }
 }
 
+/// The word the `done` event (and a selection's summary) uses for how a run ended.
+pub fn result_word(error: Option<&Error>) -> &'static str {
+    match error {
+        None => "succeeded",
+        Some(Error::Stopped { .. } | Error::Cancelled(_)) => "stopped",
+        Some(Error::PreflightFailed { .. } | Error::Usage(_) | Error::LeaseHeld { .. }) => {
+            "refused"
+        }
+        Some(_) => "failed",
+    }
+}
+
 /// A duration as a person reads a clock: whole seconds, `0s` at the start.
 fn whole_seconds(d: Duration) -> String {
     humanize(Duration::from_secs(d.as_secs()))
@@ -180,7 +216,11 @@ impl Operator for Console {
         if let Some(plan) = plan
             && !self.json
         {
-            anstream::eprint!("{}", plan_text(plan));
+            let text = plan_text(plan);
+            match &self.set {
+                None => anstream::eprint!("{text}"),
+                Some(_) => anstream::eprintln!("{}", self.tagged(&text)),
+            }
         }
         let yes = self.yes;
         self.suspend(|| output::confirm(action, yes))
@@ -200,9 +240,10 @@ impl Operator for Console {
 
     fn event(&mut self, event: Event<'_>) {
         match event {
-            Event::Detail(level, text) => output::log(level, text),
-            Event::Warning(text) => self.suspend(|| output::warn(text)),
-            Event::LoopStarted { title } => self.bar = Some(self.progress_bar(&title)),
+            Event::Detail(level, text) => output::log(level, self.tagged(&text)),
+            Event::Warning(text) => self.suspend(|| output::warn(self.tagged(&text))),
+            Event::LoopStarted { title } if self.bars => self.bar = Some(self.progress_bar(&title)),
+            Event::LoopStarted { .. } => {}
             Event::Progress { moved, total } => {
                 if let Ok(mut clock) = self.clock.lock() {
                     if clock.first.is_none() {
@@ -222,10 +263,10 @@ impl Operator for Console {
                     serde_json::json!({"message": message, "delayMs": u64::try_from(delay.as_millis()).unwrap_or(u64::MAX)}),
                 );
                 self.suspend(|| {
-                    output::warn(format!(
+                    output::warn(self.tagged(&format!(
                         "{message}; retrying in {:.1}s",
                         delay.as_secs_f64()
-                    ))
+                    )))
                 });
             }
             Event::Waiting { pod, reason } => {
@@ -248,7 +289,8 @@ impl Operator for Console {
                 });
                 self.close();
                 if !self.json {
-                    anstream::eprintln!("{text}{}", summary.unwrap_or_default());
+                    let text = format!("{text}{}", summary.unwrap_or_default());
+                    anstream::eprintln!("{}", self.tagged(&text));
                 }
             }
             Event::Step(e) => {

@@ -3,6 +3,7 @@
 //! [`Operator`] (prompts, progress bar, event lines or NDJSON) and prints what it returns.
 mod console;
 mod render;
+mod selection;
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -37,12 +38,27 @@ pub enum DryRunArg {
 #[derive(Debug, Clone, clap::Args)]
 #[command(
     group(ArgGroup::new("mode").args(["rollback", "status", "cleanup", "rebuild_journal"])),
+    group(ArgGroup::new("sets").args(["name", "selector", "all"]).required(true)),
+    group(ArgGroup::new("selection").args(["selector", "all"])),
     after_help = super::help::STATEFULSET.after_help()
 )]
 pub struct Args {
     /// The StatefulSet to move (in --namespace of --context)
     #[arg(add = ArgValueCandidates::new(statefulset_candidates))]
-    pub name: String,
+    pub name: Option<String>,
+
+    /// Move every StatefulSet of the namespace that matches this label selector, each with its own journal and lease
+    #[arg(short = 'l', long, value_name = "SELECTOR")]
+    pub selector: Option<String>,
+
+    /// Move every StatefulSet of the namespace, each with its own journal and lease
+    #[arg(long)]
+    pub all: bool,
+
+    /// With -l or --all: how many StatefulSets move at the same time
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "selection",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub parallel: u16,
 
     /// The destination context
     #[arg(long, value_name = "CONTEXT", add = ArgValueCandidates::new(to_context_candidates))]
@@ -140,12 +156,24 @@ pub fn parse_class_mapping(text: &str) -> std::result::Result<(String, String), 
 /// The flags, resolved: the run's settings and what only this layer needs.
 #[derive(Debug, Clone)]
 pub struct Resolved {
+    /// With a selection, `settings.name` is empty: each selected set gets its own copy.
     pub settings: Settings,
+    /// Several sets (-l or --all) instead of one by name.
+    pub selection: Option<Selection>,
     pub yes: bool,
     pub output: OutputFormat,
     /// As given, for the resume command.
     pub kubeconfig: Option<PathBuf>,
     pub to_kubeconfig: Option<PathBuf>,
+}
+
+/// The StatefulSets of a selection, found in the source namespace when the run starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selection {
+    /// A label selector (-l); `None` is --all.
+    pub selector: Option<String>,
+    /// How many sets move at the same time.
+    pub parallel: usize,
 }
 
 /// The flags and kubeconfig, checked without any cluster call (kubectl's Complete + Validate).
@@ -201,11 +229,43 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             )));
         }
     }
-    if !is_dns_subdomain(&args.name) {
-        return Err(Error::Usage(format!(
-            "{:?} is not a valid StatefulSet name",
-            args.name
-        )));
+    let selection = match (&args.name, &args.selector, args.all) {
+        (Some(name), _, _) => {
+            if !is_dns_subdomain(name) {
+                return Err(Error::Usage(format!(
+                    "{name:?} is not a valid StatefulSet name"
+                )));
+            }
+            None
+        }
+        (None, selector, _) => Some(Selection {
+            selector: selector.clone(),
+            parallel: usize::from(args.parallel),
+        }),
+    };
+    if let Some(selection) = &selection {
+        if selection
+            .selector
+            .as_deref()
+            .is_some_and(|s| s.trim().is_empty())
+        {
+            return Err(Error::Usage(
+                "-l needs a label selector (for example app=db); --all takes every StatefulSet"
+                    .into(),
+            ));
+        }
+        let refused = if args.step {
+            Some("--step")
+        } else if mode == Mode::RebuildJournal {
+            Some("--rebuild-journal")
+        } else {
+            None
+        };
+        if let Some(flag) = refused {
+            return Err(Error::Usage(format!(
+                "{flag} works on one StatefulSet; name it instead of -l/--all"
+            )));
+        }
     }
     // Both contexts are looked up now: an unknown one fails before any network traffic.
     let to_kubeconfig = args.to_kubeconfig.clone().or(global.kubeconfig.clone());
@@ -233,7 +293,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
     }
     Ok(Resolved {
         settings: Settings {
-            name: args.name.clone(),
+            name: args.name.clone().unwrap_or_default(),
             source,
             source_namespace,
             destination,
@@ -249,7 +309,9 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             create_namespace: args.create_namespace,
             allow_unhealthy: args.allow_unhealthy,
             step: args.step,
+            selected: selection.is_some(),
         },
+        selection,
         yes: args.yes,
         output: args.output.format(),
         kubeconfig: global.kubeconfig.clone(),
@@ -282,12 +344,19 @@ fn is_dns_subdomain(name: &str) -> bool {
 /// contexts and namespaces spelled out, so that a changed current-context cannot redirect it.
 pub fn resume_command(resolved: &Resolved) -> String {
     let s = &resolved.settings;
-    let mut words: Vec<String> = vec![
-        "kubectl".into(),
-        "migrate".into(),
-        "statefulset".into(),
-        shell_quote(s.name.as_ref()),
-    ];
+    let mut words: Vec<String> = vec!["kubectl".into(), "migrate".into(), "statefulset".into()];
+    match &resolved.selection {
+        None => words.push(shell_quote(s.name.as_ref())),
+        Some(selection) => {
+            match &selection.selector {
+                Some(selector) => words.extend(["-l".into(), shell_quote(selector.as_ref())]),
+                None => words.push("--all".into()),
+            }
+            if selection.parallel != 1 {
+                words.extend(["--parallel".into(), selection.parallel.to_string()]);
+            }
+        }
+    }
     let mut flag = |name: &str, value: &OsStr| {
         words.push(name.to_string());
         words.push(shell_quote(value));
@@ -376,17 +445,36 @@ fn shell_quote(word: &OsStr) -> String {
 
 pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<()> {
     let resolved = resolve(global, args)?;
+    if let Some(selection) = &resolved.selection {
+        return selection::exec(&resolved, selection).await;
+    }
     let mut console = Console::new(
         resolved.output == OutputFormat::Json,
         resolved.yes,
         resume_command(&resolved),
     );
     let outcome = statefulset::run(&resolved.settings, &mut console).await;
+    report(
+        outcome,
+        resolved.settings.mode,
+        resolved.output,
+        &mut console,
+    )
+}
+
+/// Prints what a run returned (a plan, a status, a cleanup report) and, for a migration or a
+/// rollback, ends its event stream with how it went. Returns the run's result.
+fn report(
+    outcome: Result<Outcome>,
+    mode: Mode,
+    format: OutputFormat,
+    console: &mut Console,
+) -> Result<()> {
     console.close();
     let result = match outcome {
         Err(e) => Err(e),
         Ok(Outcome::Planned(plan)) => {
-            let printed = output::print(&plan, resolved.output);
+            let printed = output::print(&plan, format);
             let rejected: Vec<String> = plan
                 .server_dry_run
                 .iter()
@@ -399,9 +487,9 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<()> {
                 Err(Error::PreflightFailed { problems: rejected })
             })
         }
-        Ok(Outcome::Status(report)) => output::print(&report, resolved.output),
-        Ok(Outcome::Cleaned(report)) => output::print(&report, resolved.output),
-        Ok(Outcome::Rebuilt(rebuilt)) => output::print(&rebuilt, resolved.output),
+        Ok(Outcome::Status(report)) => output::print(&report, format),
+        Ok(Outcome::Cleaned(report)) => output::print(&report, format),
+        Ok(Outcome::Rebuilt(rebuilt)) => output::print(&rebuilt, format),
         Ok(Outcome::Finished) => {
             // Only a migration or rollback streams events; they end with how it went.
             console.done(None);
@@ -409,10 +497,7 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<()> {
         }
     };
     if let Err(e) = &result
-        && matches!(
-            resolved.settings.mode,
-            Mode::Migrate(DryRun::None) | Mode::Rollback
-        )
+        && matches!(mode, Mode::Migrate(DryRun::None) | Mode::Rollback)
     {
         console.done(Some(e));
     }
@@ -491,6 +576,55 @@ users:
         assert!(parse(&["web", "--to-context", "b", "--restore-reclaim-policy"]).is_err());
         assert!(parse(&["web"]).is_err(), "--to-context is required");
         assert!(parse(&["web", "--to-context", "b", "--batch", "0"]).is_err());
+    }
+
+    #[test]
+    fn a_selection_replaces_the_name_and_takes_parallel() {
+        assert!(
+            parse(&["--to-context", "b"]).is_err(),
+            "a name, -l or --all"
+        );
+        assert!(parse(&["web", "-l", "a=b", "--to-context", "b"]).is_err());
+        assert!(parse(&["-l", "a=b", "--all", "--to-context", "b"]).is_err());
+        assert!(
+            parse(&["web", "--to-context", "b", "--parallel", "2"]).is_err(),
+            "--parallel needs a selection"
+        );
+        assert!(parse(&["--all", "--to-context", "b", "--parallel", "0"]).is_err());
+        let config = kubeconfig();
+        let r = resolved(
+            &config,
+            &["-l", "tier=db", "--to-context", "km-b", "--parallel", "3"],
+        )
+        .unwrap();
+        assert_eq!(
+            r.selection,
+            Some(Selection {
+                selector: Some("tier=db".into()),
+                parallel: 3
+            })
+        );
+        assert!(r.settings.selected && r.settings.name.is_empty());
+        for (args, needle) in [
+            (
+                &["--all", "--to-context", "km-b", "--step"][..],
+                "--step works on one",
+            ),
+            (
+                &["--all", "--to-context", "km-b", "--rebuild-journal"][..],
+                "--rebuild-journal works on one",
+            ),
+            (
+                &["-l", " ", "--to-context", "km-b"][..],
+                "-l needs a label selector",
+            ),
+        ] {
+            let err = resolved(&config, args).unwrap_err();
+            assert!(
+                matches!(&err, Error::Usage(m) if m.contains(needle)),
+                "{args:?}: {err}"
+            );
+        }
     }
 
     #[test]
@@ -662,6 +796,16 @@ users:
                 "json",
             ],
             &["web", "--to-context", "km-b", "--rollback", "--yes"],
+            &[
+                "-l",
+                "tier in (db, cache),!legacy",
+                "--to-context",
+                "km-b",
+                "--parallel",
+                "2",
+                "--yes",
+            ],
+            &["--all", "--to-context", "km-b", "--rollback", "--yes"],
         ] {
             let first = resolved(&config, args).unwrap();
             let resume = resume_command(&first);
@@ -672,8 +816,8 @@ users:
                 "{resume}"
             );
             assert_eq!(
-                (again.yes, again.output),
-                (first.yes, first.output),
+                (again.yes, again.output, &again.selection),
+                (first.yes, first.output, &first.selection),
                 "{resume}"
             );
         }

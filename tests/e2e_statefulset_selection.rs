@@ -1,0 +1,239 @@
+//! `kubectl migrate statefulset -l SELECTOR --parallel 2`: three StatefulSets move, two at a
+//! time, each with its own journal and lease; the tool is killed mid-way and the same command
+//! run again completes all three; a set the selector does not match is left alone. Then the
+//! whole selection is rolled back.
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::core::v1::PersistentVolumeClaim;
+use kube::Api;
+use kube::api::{ListParams, PostParams};
+use support::sts::{Pair, SplitBrainObserver, json, plugin, run, stderr};
+use support::{CONTEXT_A, CONTEXT_B, poll_until};
+
+const SELECTED: [&str; 3] = ["db-1", "db-2", "db-3"];
+const REPLICAS: i32 = 2;
+
+async fn create_set(pair: &Pair, name: &str, tier: &str, replicas: i32) {
+    let set: StatefulSet = json(serde_json::json!({
+        "metadata": {"name": name, "labels": {"tier": tier}},
+        "spec": {
+            "serviceName": "web", "replicas": replicas, "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]}},
+            "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+        }
+    }));
+    pair.sets(false)
+        .create(&PostParams::default(), &set)
+        .await
+        .unwrap();
+}
+
+/// Waits until `name` in one cluster has `replicas` Ready pods.
+async fn wait_ready(pair: &Pair, in_b: bool, name: &str, replicas: i32) {
+    let sets = pair.sets(in_b);
+    poll_until(
+        Duration::from_secs(90),
+        &format!("{name} ready"),
+        || async {
+            let st = sets
+                .get_opt(name)
+                .await
+                .unwrap()
+                .and_then(|s| s.status)
+                .unwrap_or_default();
+            st.ready_replicas.unwrap_or(0) == replicas && st.replicas == replicas
+        },
+    )
+    .await;
+}
+
+/// claim -> volume of the bound claims in one cluster.
+async fn claim_volumes(pair: &Pair, in_b: bool) -> BTreeMap<String, String> {
+    let client = if in_b { &pair.b } else { &pair.a };
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), pair.ns());
+    claims
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|c| Some((c.metadata.name?, c.spec?.volume_name?)))
+        .collect()
+}
+
+fn selection(ns: &str, args: &[&str]) -> Command {
+    let mut cmd = plugin();
+    cmd.args([
+        "statefulset",
+        "-l",
+        "tier=db",
+        "-n",
+        ns,
+        "--context",
+        CONTEXT_A,
+        "--to-context",
+        CONTEXT_B,
+        "--parallel",
+        "2",
+        "--yes",
+    ])
+    .args(args);
+    cmd
+}
+
+/// Runs the selection with -o json and SIGKILLs it once two sets have each finished a step and
+/// four steps have finished in all. Returns the sets seen in the events before the kill.
+fn run_until_both_started_then_kill(ns: &str) -> BTreeSet<String> {
+    let mut child = selection(ns, &["-o", "json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut sets = BTreeSet::new();
+    let mut finished = 0;
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let event: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert_eq!(event["schemaVersion"], 1, "{line}");
+        if event["event"] == "step-finished" {
+            let set = event["statefulset"]
+                .as_str()
+                .unwrap_or_else(|| panic!("a step event without its set: {line}"));
+            sets.insert(set.to_string());
+            finished += 1;
+            if sets.len() >= 2 && finished >= 4 {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                return sets;
+            }
+        }
+        assert_ne!(
+            event["event"], "summary",
+            "the selection finished before it could be killed: {line}"
+        );
+    }
+    panic!(
+        "the run ended before two sets had moved: {:?}",
+        child.wait()
+    );
+}
+
+#[tokio::test]
+async fn three_sets_move_two_at_a_time_survive_a_kill_and_roll_back_together() {
+    let pair = Pair::new("select").await;
+    for name in SELECTED {
+        create_set(&pair, name, "db", REPLICAS).await;
+    }
+    create_set(&pair, "cache", "web", 1).await;
+    for name in SELECTED {
+        wait_ready(&pair, false, name, REPLICAS).await;
+    }
+    wait_ready(&pair, false, "cache", 1).await;
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(pair.a.clone(), pair.ns());
+    poll_until(Duration::from_secs(60), "claims bound in A", || async {
+        let list = claims.list(&ListParams::default()).await.unwrap().items;
+        list.len() == SELECTED.len() * REPLICAS as usize + 1
+            && list
+                .iter()
+                .all(|c| c.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Bound"))
+    })
+    .await;
+    let before = claim_volumes(&pair, false).await;
+    let observer = SplitBrainObserver::start(pair.ns());
+
+    let ns = pair.ns().to_string();
+    let seen = tokio::task::spawn_blocking(move || run_until_both_started_then_kill(&ns))
+        .await
+        .unwrap();
+    assert!(
+        seen.len() >= 2,
+        "two sets run at the same time with --parallel 2: {seen:?}"
+    );
+
+    let out = run(selection(pair.ns(), &[]));
+    assert!(out.status.success(), "the rerun failed: {}", stderr(&out));
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let header = table.lines().next().unwrap_or_default();
+    assert!(
+        header.contains("STATEFULSET") && header.contains("RESULT"),
+        "{table}"
+    );
+    for name in SELECTED {
+        assert!(
+            table
+                .lines()
+                .any(|l| l.starts_with(name) && l.contains("succeeded")),
+            "{name} missing from the summary:\n{table}"
+        );
+        wait_ready(&pair, true, name, REPLICAS).await;
+        let source = pair.sets(false).get(name).await.unwrap();
+        assert_eq!(source.spec.unwrap().replicas, Some(0), "{name} left in A");
+    }
+    assert!(!table.contains("cache"), "{table}");
+    let cache = pair.sets(false).get("cache").await.unwrap();
+    assert_eq!(
+        cache.spec.unwrap().replicas,
+        Some(1),
+        "cache was not selected"
+    );
+    assert!(pair.sets(true).get_opt("cache").await.unwrap().is_none());
+    let moved = claim_volumes(&pair, true).await;
+    for (claim, volume) in &before {
+        if claim.contains("cache") {
+            continue;
+        }
+        assert_eq!(moved.get(claim), Some(volume), "{claim} in B");
+    }
+
+    // Back again, all three, each from its own journal.
+    let out = run(selection(pair.ns(), &["--rollback"]));
+    assert!(
+        out.status.success(),
+        "the rollback failed: {}",
+        stderr(&out)
+    );
+    for name in SELECTED {
+        wait_ready(&pair, false, name, REPLICAS).await;
+        let destination = pair.sets(true).get_opt(name).await.unwrap();
+        assert!(
+            destination.is_none_or(|s| s.spec.unwrap().replicas == Some(0)),
+            "{name} still runs in B"
+        );
+    }
+    assert_eq!(claim_volumes(&pair, false).await, before);
+    observer.assert_never_split();
+}
+
+#[test]
+fn a_selector_that_matches_nothing_is_an_error_that_names_it() {
+    let mut cmd = plugin();
+    cmd.args([
+        "statefulset",
+        "-l",
+        "km-test=nothing-has-this",
+        "-n",
+        "default",
+        "--context",
+        CONTEXT_A,
+        "--to-context",
+        CONTEXT_B,
+        "--yes",
+    ]);
+    let out = run(cmd);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no StatefulSet in km-a/default matches -l km-test=nothing-has-this"),
+        "{}",
+        stderr(&out)
+    );
+}
