@@ -1,7 +1,8 @@
 //! `kubectl migrate statefulset -l SELECTOR --parallel 2`: three StatefulSets move, two at a
 //! time, each with its own journal and lease; the tool is killed mid-way and the same command
 //! run again completes all three; a set the selector does not match is left alone. Then the
-//! whole selection is rolled back.
+//! whole selection is rolled back. On a terminal: one question for the selection, lines tagged
+//! with their set, and the summary table as a person sees it.
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -13,6 +14,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use kube::Api;
 use kube::api::{ListParams, PostParams};
+use support::pty::{Spawn, Term};
 use support::sts::{Pair, SplitBrainObserver, json, plugin, run, stderr};
 use support::{CONTEXT_A, CONTEXT_B, poll_until};
 
@@ -235,5 +237,88 @@ fn a_selector_that_matches_nothing_is_an_error_that_names_it() {
         stderr(&out).contains("no StatefulSet in km-a/default matches -l km-test=nothing-has-this"),
         "{}",
         stderr(&out)
+    );
+}
+
+#[tokio::test]
+async fn on_a_terminal_one_question_covers_the_selection_and_a_table_ends_it() {
+    let pair = Pair::new("select-screen").await;
+    for name in ["app-a", "app-b"] {
+        create_set(&pair, name, "app", 1).await;
+    }
+    for name in ["app-a", "app-b"] {
+        wait_ready(&pair, false, name, 1).await;
+    }
+    let ns = pair.ns().to_string();
+    let done = tokio::task::spawn_blocking(move || {
+        let kubeconfig = support::kubeconfig_path();
+        let mut term = Term::spawn(Spawn {
+            program: std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
+            args: &[
+                "statefulset",
+                "-l",
+                "tier=app",
+                "-n",
+                &ns,
+                "--context",
+                CONTEXT_A,
+                "--to-context",
+                CONTEXT_B,
+                "--parallel",
+                "2",
+            ],
+            env: &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
+            cwd: None,
+            cols: 120,
+            rows: 60,
+        });
+        let asked = term.wait_for("the one prompt", Duration::from_secs(60), |s| {
+            s.contains("Continue? [y/N]")
+        });
+        assert!(
+            asked.contains(&format!(
+                "Migrate 2 StatefulSet(s) of km-a/{ns} (app-a, app-b), 2 at a time"
+            )),
+            "{asked}"
+        );
+        term.send("y");
+        term.finish(Duration::from_secs(180))
+    })
+    .await
+    .unwrap();
+    assert_eq!(done.code, 0, "{}", done.screen);
+    let screen = &done.screen;
+    // The sets' own questions are not asked (the plans scroll by above).
+    assert!(
+        !done.raw.contains("Migrate StatefulSet app-"),
+        "a set asked again:\n{}",
+        done.raw
+    );
+    assert!(
+        screen.contains("[app-a] Done: app-a runs in km-b")
+            && screen.contains("[app-b] Done: app-b runs in km-b"),
+        "{screen}"
+    );
+    let rows: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.starts_with("STATEFULSET"))
+        .collect();
+    assert!(
+        rows.first()
+            .is_some_and(|h| h.contains("RESULT") && h.contains("TIME")),
+        "no summary table:\n{screen}"
+    );
+    for name in ["app-a", "app-b"] {
+        assert!(
+            rows.iter()
+                .any(|r| r.starts_with(name) && r.contains("succeeded")),
+            "{name} not in the table:\n{screen}"
+        );
+    }
+    // Two bars at once would tear each other: with --parallel 2 there are none.
+    assert!(
+        !done.raw.contains("km-a->km-b ["),
+        "a progress bar was drawn:\n{}",
+        done.raw
     );
 }
