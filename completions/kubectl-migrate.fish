@@ -48,7 +48,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand stateful
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l dry-run -d 'Show the plan without changing anything; `server` also dry-runs every write on the servers' -r -f -a "none\t'No dry run: make the changes'
 client\t'Print the plan; no writes'
 server\t'Print the plan and dry-run every write on the servers'"
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l batch -d 'Ordinals moved per step' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l batch -d 'Ordinals moved per step; `auto`: as many as the PodDisruptionBudgets that select the set allow (1 without one)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l timeout -d 'How long to wait for one pod to go or to become Ready before stopping (resumable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l storage-class-map -d 'Use StorageClass NEW in the destination where the source uses OLD (repeatable)' -r
@@ -85,7 +85,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l 
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l dry-run -d 'Show the plan without changing anything; `server` also dry-runs every write on the servers' -r -f -a "none\t'No dry run: make the changes'
 client\t'Print the plan; no writes'
 server\t'Print the plan and dry-run every write on the servers'"
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l batch -d 'Ordinals moved per step' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l batch -d 'Ordinals moved per step; `auto`: as many as the PodDisruptionBudgets that select the set allow (1 without one)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l timeout -d 'How long to wait for one pod to go or to become Ready before stopping (resumable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l storage-class-map -d 'Use StorageClass NEW in the destination where the source uses OLD (repeatable)' -r

@@ -195,3 +195,60 @@ async fn a_batch_the_budget_cannot_afford_is_refused_before_any_write() {
     );
     assert_eq!(pair.snapshot().await, before, "a refusal wrote something");
 }
+
+/// The ordinals of each move of a `-o json` run (its waits for Ready pods), in order.
+fn moved_batches(stdout: &[u8]) -> Vec<Vec<i64>> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"] == "step-finished" && e["step"] == "wait-ready")
+        .map(|e| {
+            e["ordinals"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o.as_i64().unwrap())
+                .collect()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn batch_auto_moves_as_many_as_the_budget_allows_and_rolls_back_alike() {
+    let pair = Pair::new("pdb-auto").await;
+    pair.create_set(5, &["data"], "Parallel", serde_json::json!({}))
+        .await;
+    create_budget(&pair, serde_json::json!({"maxUnavailable": 2})).await;
+    let original = budget_spec(&pair, false).await.unwrap();
+    let observer = SplitBrainObserver::start(pair.ns());
+    let out = run(migrate(
+        pair.ns(),
+        &["--yes", "--batch", "auto", "-o", "json"],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "--batch auto: 2 ordinal(s) per step, as many as PodDisruptionBudget web-pdb allows"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        moved_batches(&out.stdout),
+        [vec![3, 4], vec![1, 2], vec![0]],
+        "two at a time, highest first"
+    );
+    let start = BTreeMap::from([("source".to_string(), original.clone())]);
+    replay_budget_writes(&out.stdout, start, 3, 5);
+    pair.wait_ready(true, 5).await;
+
+    let out = run(migrate(
+        pair.ns(),
+        &["--rollback", "--yes", "--batch", "auto", "-o", "json"],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(moved_batches(&out.stdout).len(), 3, "{}", stderr(&out));
+    observer.assert_never_split();
+    pair.wait_ready(false, 5).await;
+    assert_eq!(budget_spec(&pair, false).await, Some(original));
+}

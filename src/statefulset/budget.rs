@@ -204,6 +204,21 @@ pub fn split(
 }
 
 /// Why `batch` ordinals cannot move at once under `budget` (a set of `total` pods), if so.
+/// `--batch auto`: the ordinals one step may take down, as many as every budget that selects
+/// the set allows of its `total` pods (the least of them), and 1 when no budget selects it (no
+/// tolerance declared, so the cautious default). Never more than `total`, never less than 1 (a
+/// budget that allows none is refused by [`refuse_batch`]), with the budget that sets it.
+pub fn auto_batch(budgets: &[RecordedBudget], total: i32) -> (i32, Option<&str>) {
+    let tightest = budgets
+        .iter()
+        .filter_map(|b| b.original.allowed(total).map(|n| (n, b.name.as_str())))
+        .min_by_key(|(n, _)| *n);
+    match tightest {
+        Some((n, name)) => (n.clamp(1, total.max(1)), Some(name)),
+        None => (1, None),
+    }
+}
+
 pub fn refuse_batch(budget: &RecordedBudget, total: i32, batch: i32) -> Option<String> {
     let Some(allowed) = budget.original.allowed(total) else {
         return Some(format!(
@@ -301,6 +316,51 @@ mod tests {
             refuse_batch(&budget(min(Amount::Percent("50%".into()))), 4, 2),
             None
         );
+    }
+
+    #[test]
+    fn auto_batch_takes_what_the_tightest_budget_allows() {
+        let budget = |name: &str, spec| RecordedBudget {
+            name: name.into(),
+            original: spec,
+        };
+        assert_eq!(auto_batch(&[], 5), (1, None), "no budget: one at a time");
+        let loose = budget("loose", max(Amount::Percent("60%".into())));
+        let tight = budget("tight", min(Amount::Count(3)));
+        assert_eq!(
+            auto_batch(std::slice::from_ref(&loose), 5),
+            (3, Some("loose"))
+        );
+        assert_eq!(auto_batch(&[loose, tight], 5), (2, Some("tight")));
+        let all = budget("all", max(Amount::Count(10)));
+        assert_eq!(auto_batch(&[all], 4), (4, Some("all")), "at most the set");
+        let none = budget("none", min(Amount::Percent("100%".into())));
+        assert_eq!(auto_batch(&[none], 4).0, 1, "refused elsewhere");
+    }
+
+    proptest! {
+        /// What auto picks is never refused by a budget that allows any disruption.
+        #[test]
+        fn auto_batch_is_never_refused(
+            total in 1i32..40,
+            specs in proptest::collection::vec((0i32..50, any::<bool>()), 0..4),
+        ) {
+            let budgets: Vec<RecordedBudget> = specs
+                .iter()
+                .enumerate()
+                .map(|(i, (n, is_min))| RecordedBudget {
+                    name: format!("b{i}"),
+                    original: if *is_min { min(Amount::Count(*n)) } else { max(Amount::Count(*n)) },
+                })
+                .collect();
+            let (batch, _) = auto_batch(&budgets, total);
+            prop_assert!(batch >= 1 && batch <= total);
+            for b in &budgets {
+                if b.original.allowed(total).is_some_and(|n| n > 0) {
+                    prop_assert_eq!(refuse_batch(b, total, batch), None);
+                }
+            }
+        }
     }
 
     #[test]

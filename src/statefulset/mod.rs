@@ -44,6 +44,40 @@ pub use executor::DryRunResult;
 pub use plan::Plan;
 pub use run::run;
 
+/// How many ordinals move per step (`--batch`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Batch {
+    /// This many (>= 1).
+    Count(i32),
+    /// As many as the set's PodDisruptionBudgets allow at once (see [`budget::auto_batch`]).
+    Auto,
+}
+
+impl std::str::FromStr for Batch {
+    type Err = String;
+
+    fn from_str(text: &str) -> std::result::Result<Batch, String> {
+        if text == "auto" {
+            return Ok(Batch::Auto);
+        }
+        match text.parse::<i32>() {
+            Ok(n) if n >= 1 => Ok(Batch::Count(n)),
+            _ => Err(format!(
+                "expected a count of at least 1 or `auto`, got {text:?}"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Batch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Batch::Count(n) => write!(f, "{n}"),
+            Batch::Auto => f.write_str("auto"),
+        }
+    }
+}
+
 /// What a run does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -84,8 +118,8 @@ pub struct Settings {
     /// Limit for one API request (zero: none).
     pub request_timeout: Duration,
     pub mode: Mode,
-    /// Ordinals moved per step (>= 1).
-    pub batch: i32,
+    /// Ordinals moved per step.
+    pub batch: Batch,
     /// How long to wait for one pod to go or to become Ready.
     pub timeout: Duration,
     /// Run by `sh -c` after each ordinal is Ready.

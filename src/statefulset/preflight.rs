@@ -406,6 +406,19 @@ fn budgets(req: &Request<'_>, facts: &Facts) -> Vec<RecordedBudget> {
     }
 }
 
+/// `--batch auto`: the ordinals per step that the budgets selecting the set allow (the
+/// journal's recorded budgets on a resume), with the budget that sets it.
+pub fn auto_batch(req: &Request<'_>, facts: &Facts) -> (i32, Option<String>) {
+    let total = match (req.recorded_budgets, &facts.source_set) {
+        (Some((_, replicas)), _) => replicas,
+        (None, Lookup::Found(set)) => set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
+        (None, _) => 1,
+    };
+    let budgets = budgets(req, facts);
+    let (batch, name) = super::budget::auto_batch(&budgets, total);
+    (batch, name.map(str::to_string))
+}
+
 /// Reads what the checks need. Nothing is written; the one dry run is a server-side one.
 pub async fn gather(
     (src, dst): (&Cluster, &Cluster),

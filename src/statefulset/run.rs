@@ -12,7 +12,7 @@ use super::observe::{self, Location};
 use super::plan::{self, Names, Telling};
 use super::preflight;
 use super::status;
-use super::{DryRun, Event, Mode, Operator, Outcome, PlanOutput, Settings, cleanup};
+use super::{Batch, DryRun, Event, Mode, Operator, Outcome, PlanOutput, Settings, cleanup};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 
@@ -47,7 +47,11 @@ pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Out
         executor,
         decide: decide::Settings {
             name: settings.name.clone(),
-            batch: settings.batch,
+            // `auto` is resolved once the budgets are known (see `use_auto_batch`).
+            batch: match settings.batch {
+                Batch::Count(n) => n,
+                Batch::Auto => 1,
+            },
         },
     };
     match settings.mode {
@@ -161,7 +165,7 @@ impl Run<'_> {
             create_namespace: self.settings.create_namespace,
             copy_dependencies: self.settings.copy_dependencies,
             resuming,
-            batch: self.settings.batch,
+            batch: self.decide.batch,
             recorded_budgets: journal.map(|j| (j.budgets.as_slice(), j.replicas)),
             nodes_listable: true,
         }
@@ -203,6 +207,12 @@ impl Run<'_> {
             ..self.preflight_request(stored.as_ref().map(|s| &s.journal))
         };
         let facts = preflight::gather(self.clusters(), &request, &observed).await;
+        let auto =
+            (self.settings.batch == Batch::Auto).then(|| preflight::auto_batch(&request, &facts));
+        let request = preflight::Request {
+            batch: auto.as_ref().map_or(request.batch, |(batch, _)| *batch),
+            ..request
+        };
         let report = preflight::judge(&request, &facts, &observed);
         for w in &report.warnings {
             operator.event(Event::Warning(w.clone()));
@@ -213,11 +223,14 @@ impl Run<'_> {
             });
         }
         let preparation = preflight::preparation(&request, &facts);
+        if let Some((batch, budget)) = auto {
+            self.use_auto_batch(batch, budget.as_deref(), operator);
+        }
         let min_ready_seconds = self.min_ready_seconds().await?;
         let plan = plan::forward_plan(
             &self.telling(&observed, min_ready_seconds, None),
             &preparation,
-            self.settings.batch,
+            self.decide.batch,
         );
         match dry_run {
             DryRun::Client => {
@@ -271,7 +284,7 @@ impl Run<'_> {
             &self.settings.name,
             observed,
             preparation,
-            self.settings.batch,
+            self.decide.batch,
             self.settings.health_check.is_some(),
         )
     }
@@ -516,7 +529,18 @@ impl Run<'_> {
         })
     }
 
-    async fn rollback(&self, operator: &mut dyn Operator) -> Result<Outcome> {
+    /// Takes `batch` ordinals per step for `--batch auto`, and says why.
+    fn use_auto_batch(&mut self, batch: i32, budget: Option<&str>, operator: &mut dyn Operator) {
+        self.decide.batch = batch;
+        operator.event(Event::Warning(match budget {
+            Some(name) => format!(
+                "--batch auto: {batch} ordinal(s) per step, as many as PodDisruptionBudget {name} allows"
+            ),
+            None => "--batch auto: no PodDisruptionBudget selects the set, so one ordinal per step".into(),
+        }));
+    }
+
+    async fn rollback(&mut self, operator: &mut dyn Operator) -> Result<Outcome> {
         let Some(stored) = self.load_journal().await? else {
             let message = format!(
                 "no migration of {} found (no journal {} in {}/{}); nothing to roll back",
@@ -537,12 +561,17 @@ impl Run<'_> {
                 message: "the source's objects were removed by --cleanup; a rollback is no longer possible".into(),
             });
         }
+        if self.settings.batch == Batch::Auto {
+            let (batch, budget) =
+                super::budget::auto_batch(&stored.journal.budgets, stored.journal.replicas);
+            self.use_auto_batch(batch, budget, operator);
+        }
         let observed = self.observe(Some(&stored)).await?;
         let min_ready_seconds = self.min_ready_seconds().await?;
         let plan = plan::rollback_plan(
             &self.telling(&observed, min_ready_seconds, Some(&stored.journal)),
             &stored.journal,
-            self.settings.batch,
+            self.decide.batch,
         );
         let turn = stored.journal.direction == Direction::Forward;
         if turn {

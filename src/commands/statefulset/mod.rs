@@ -21,7 +21,7 @@ use crate::cluster;
 use crate::duration::humanize;
 use crate::error::{Error, Result};
 use crate::output;
-use crate::statefulset::{self, DryRun, Mode, Outcome, Settings};
+use crate::statefulset::{self, Batch, DryRun, Mode, Outcome, Settings};
 use console::Console;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -84,10 +84,14 @@ pub struct Args {
     #[arg(long)]
     pub step: bool,
 
-    /// Ordinals moved per step
-    #[arg(long, value_name = "N", default_value_t = 1, allow_negative_numbers = true,
-          value_parser = clap::value_parser!(i32).range(1..))]
-    pub batch: i32,
+    /// Ordinals moved per step; `auto`: as many as the PodDisruptionBudgets that select the set allow (1 without one)
+    #[arg(
+        long,
+        value_name = "N|auto",
+        default_value = "1",
+        allow_negative_numbers = true
+    )]
+    pub batch: Batch,
 
     /// How long to wait for one pod to go or to become Ready before stopping (resumable)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
@@ -373,7 +377,7 @@ pub fn resume_command(resolved: &Resolved) -> String {
     if s.destination_namespace != s.source_namespace {
         flag("--to-namespace", s.destination_namespace.as_ref());
     }
-    if s.batch != 1 {
+    if s.batch != Batch::Count(1) {
         flag("--batch", s.batch.to_string().as_ref());
     }
     if s.timeout != DEFAULT_TIMEOUT {
@@ -576,6 +580,10 @@ users:
         assert!(parse(&["web", "--to-context", "b", "--restore-reclaim-policy"]).is_err());
         assert!(parse(&["web"]).is_err(), "--to-context is required");
         assert!(parse(&["web", "--to-context", "b", "--batch", "0"]).is_err());
+        assert!(parse(&["web", "--to-context", "b", "--batch", "-1"]).is_err());
+        assert!(parse(&["web", "--to-context", "b", "--batch", "most"]).is_err());
+        let (_, args) = parse(&["web", "--to-context", "b", "--batch", "auto"]).unwrap();
+        assert_eq!(args.batch, Batch::Auto);
     }
 
     #[test]
@@ -806,6 +814,7 @@ users:
                 "--yes",
             ],
             &["--all", "--to-context", "km-b", "--rollback", "--yes"],
+            &["web", "--to-context", "km-b", "--batch", "auto", "--yes"],
         ] {
             let first = resolved(&config, args).unwrap();
             let resume = resume_command(&first);
