@@ -51,6 +51,8 @@ server\t'Print the plan and dry-run every write on the servers'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l batch -d 'Ordinals moved per step; `auto`: as many as the PodDisruptionBudgets that select the set allow (1 without one)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l timeout -d 'How long to wait for one pod to go or to become Ready before stopping (resumable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l volumes -d '`shared`: copy the claims and PVs (both clusters reach the storage); `fresh`: new claims from the destination\'s volumeClaimTemplates, for apps that rebuild a replica from its peers (needs --health-check)' -r -f -a "shared\t'Copy the source\'s claims and PVs: both clusters reach the same storage'
+fresh\t'New claims from the destination\'s volumeClaimTemplates; the source\'s are kept for rollback'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l storage-class-map -d 'Use StorageClass NEW in the destination where the source uses OLD (repeatable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
@@ -66,7 +68,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand stateful
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l all -d 'Move every StatefulSet of the namespace, each with its own journal and lease'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -s y -l yes -d 'Do not prompt; required when stdin is not a terminal'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l step -d 'Pause before each ordinal: ask on a terminal; otherwise move one batch and exit 3'
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l no-health-check -d 'Resume without the --health-check the migration was started with'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l no-health-check -d 'Resume without the --health-check the migration was started with, or run --volumes=fresh without one'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l copy-dependencies -d 'Copy the headless Service and the ConfigMaps, Secrets and ServiceAccount the pods use'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l create-namespace -d 'Create the destination namespace if it does not exist'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l allow-unhealthy -d 'Start even if not all source replicas are Ready'
@@ -88,6 +90,8 @@ server\t'Print the plan and dry-run every write on the servers'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l batch -d 'Ordinals moved per step; `auto`: as many as the PodDisruptionBudgets that select the set allow (1 without one)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l timeout -d 'How long to wait for one pod to go or to become Ready before stopping (resumable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l volumes -d '`shared`: copy the claims and PVs (both clusters reach the storage); `fresh`: new claims from the destination\'s volumeClaimTemplates, for apps that rebuild a replica from its peers (needs --health-check)' -r -f -a "shared\t'Copy the source\'s claims and PVs: both clusters reach the same storage'
+fresh\t'New claims from the destination\'s volumeClaimTemplates; the source\'s are kept for rollback'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l storage-class-map -d 'Use StorageClass NEW in the destination where the source uses OLD (repeatable)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -s o -l output -d 'Output format for data on stdout' -r -f -a "table\t''
 json\t''
@@ -103,7 +107,7 @@ complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l 
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l all -d 'Move every StatefulSet of the namespace, each with its own journal and lease'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -s y -l yes -d 'Do not prompt; required when stdin is not a terminal'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l step -d 'Pause before each ordinal: ask on a terminal; otherwise move one batch and exit 3'
-complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l no-health-check -d 'Resume without the --health-check the migration was started with'
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l no-health-check -d 'Resume without the --health-check the migration was started with, or run --volumes=fresh without one'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l copy-dependencies -d 'Copy the headless Service and the ConfigMaps, Secrets and ServiceAccount the pods use'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l create-namespace -d 'Create the destination namespace if it does not exist'
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l allow-unhealthy -d 'Start even if not all source replicas are Ready'

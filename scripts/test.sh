@@ -42,7 +42,7 @@ older_dir=$repo/target/test-clusters-older
 trap 'step "stopping the test clusters"; tests/cluster/stop.sh; KM_CLUSTERS_DIR=$older_dir tests/cluster/stop.sh' EXIT
 step "starting the test clusters"
 # Every test binds fresh PVs from the pool, and retained ones are not reused.
-kubeconfig=$(KM_PV_POOL=200 tests/cluster/start.sh a b c)
+kubeconfig=$(KM_PV_POOL=300 tests/cluster/start.sh a b c)
 step "starting the cluster of the older version ($older_version)"
 # Below 32768, where outgoing connections take their ports (a port found free can be taken
 # by one before the component binds it).

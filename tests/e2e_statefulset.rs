@@ -8,7 +8,9 @@ use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
-use support::sts::{Pair, SplitBrainObserver, assert_moved, kubectl, migrate, run, stderr};
+use support::sts::{
+    Pair, SplitBrainObserver, assert_moved, kill_at_random_points, kubectl, migrate, run, stderr,
+};
 
 async fn migration_moves_everything(policy: &str) {
     let pair = Pair::new(&format!("mig-{}", policy.to_lowercase())).await;
@@ -98,29 +100,9 @@ async fn sigkill_at_random_points_then_rerun_completes() {
         .await;
     let before = pair.claims(false).await;
     let observer = SplitBrainObserver::start(pair.ns());
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("random kill seed: {seed}");
     let ns = pair.ns().to_string();
     tokio::task::spawn_blocking(move || {
-        let mut state = seed | 1;
-        for _ in 0..24 {
-            // xorshift: kill points between 20 and 400 ms into a run.
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let delay = Duration::from_millis(20 + state % 380);
-            let mut child = migrate(&ns, &["--yes", "-o", "json"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            std::thread::sleep(delay);
-            let _ = child.kill();
-            child.wait().unwrap();
-        }
+        kill_at_random_points(&ns, &["--yes", "-o", "json"], 24);
         let out = run(migrate(&ns, &["--yes"]));
         assert!(
             out.status.success(),

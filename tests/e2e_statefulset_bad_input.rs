@@ -132,7 +132,10 @@ async fn refusals_on_a_healthy_set_change_nothing() {
         &pair,
         migrate(&ns, &["--batch", "-1", "--yes"]),
         2,
-        &["invalid value '-1' for '--batch <N>'", "not in 1.."],
+        &[
+            "invalid value '-1' for '--batch <N|auto>'",
+            "at least 1 or `auto`",
+        ],
     )
     .await;
     // 7b. a destination namespace that cannot exist, caught before any cluster call

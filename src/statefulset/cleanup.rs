@@ -244,6 +244,7 @@ mod tests {
             health_check: None,
             created: vec![],
             budgets: vec![],
+            volumes: Default::default(),
         }
     }
 

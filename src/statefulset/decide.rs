@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::budget::{self, BudgetSpec};
 use super::model::{
-    ClusterView, Direction, Journal, ObjectKind, Observed, RecordedBudget, Side, claim_name,
+    ClusterView, Direction, Journal, ObjectKind, Observed, RecordedBudget, Side, VolumeMode,
+    claim_name,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -318,6 +319,9 @@ fn prepare_in_flight(
         });
     }
     let target = observed.side(to);
+    if journal.volumes == VolumeMode::Fresh {
+        return fresh_claims_in_place(journal, target, settings, to, ordinals);
+    }
     for &k in ordinals {
         for template in &journal.claim_templates {
             let claim = claim_name(template, &settings.name, k);
@@ -344,6 +348,31 @@ fn prepare_in_flight(
                         "claim {claim} of ordinal {k} exists in neither cluster; refusing to start the pod with an empty volume"
                     )));
                 }
+            }
+        }
+    }
+    None
+}
+
+/// With fresh volumes nothing is copied: the destination's controller makes new claims from
+/// its templates, and a rollback needs each ordinal's original claims, still in the source.
+fn fresh_claims_in_place(
+    journal: &Journal,
+    target: &ClusterView,
+    settings: &Settings,
+    to: Side,
+    ordinals: &[i32],
+) -> Option<Step> {
+    if to == Side::Destination {
+        return None;
+    }
+    for &k in ordinals {
+        for template in &journal.claim_templates {
+            let claim = claim_name(template, &settings.name, k);
+            if !target.claims.contains_key(&claim) {
+                return Some(stop(format!(
+                    "claim {claim} of ordinal {k} is gone from the source; with --volumes=fresh it holds the ordinal's original data, so the rollback will not start the pod on an empty one"
+                )));
             }
         }
     }
@@ -703,6 +732,8 @@ mod tests {
         templates: Vec<String>,
         /// Budgets that select the set, with their original specs.
         budgets: Vec<RecordedBudget>,
+        /// What the journal records when it is written.
+        volumes: VolumeMode,
     }
 
     impl World {
@@ -739,6 +770,7 @@ mod tests {
                 fresh_claims: vec![],
                 templates,
                 budgets: vec![],
+                volumes: VolumeMode::Shared,
             }
         }
 
@@ -890,6 +922,7 @@ mod tests {
                         health_check: None,
                         created: vec![],
                         budgets: self.budgets.clone(),
+                        volumes: self.volumes,
                     });
                 }
                 Step::SetBudget { .. } => apply_budget(&mut self.observed, step),
@@ -1030,11 +1063,18 @@ mod tests {
     /// converge count once).
     #[test]
     fn the_planned_steps_are_the_reconcilers() {
-        for (replicas, batch) in [(3, 1), (4, 2), (5, 3), (1, 1)] {
-            for world in worlds(0, replicas, batch) {
+        let cases = [(3, 1), (4, 2), (5, 3), (1, 1)];
+        for ((replicas, batch), fresh) in cases.into_iter().flat_map(|c| [(c, false), (c, true)]) {
+            let all = if fresh {
+                fresh_worlds(0, replicas, batch)
+            } else {
+                worlds(0, replicas, batch)
+            };
+            for world in all {
                 let mut world = world;
                 let preparation = Preparation {
                     budgets: world.budgets.clone(),
+                    volumes: world.volumes,
                     ..Default::default()
                 };
                 let planned = crate::statefulset::plan::forward_steps(
@@ -1049,9 +1089,11 @@ mod tests {
                 taken.dedup();
                 assert_eq!(
                     taken, planned,
-                    "{replicas} replicas, batch {batch}, budgets {:?}",
+                    "{replicas} replicas, batch {batch}, fresh {fresh}, budgets {:?}",
                     world.budgets
                 );
+                let copies = taken.iter().any(|s| matches!(s, Step::CopyClaim { .. }));
+                assert_eq!(copies, !fresh, "fresh volumes copy no claim: {taken:?}");
             }
         }
     }
@@ -1421,6 +1463,60 @@ mod tests {
         );
     }
 
+    /// `worlds`, with fresh volumes.
+    fn fresh_worlds(start: i32, replicas: i32, batch: i32) -> Vec<World> {
+        let mut all = worlds(start, replicas, batch);
+        for w in &mut all {
+            w.volumes = VolumeMode::Fresh;
+        }
+        all
+    }
+
+    #[test]
+    fn with_fresh_volumes_a_rollback_without_the_original_claim_stops() {
+        let mut world = fresh_worlds(0, 2, 1).swap_remove(0);
+        let s = settings(1);
+        world.run(&s, &[true], 500);
+        let j = world.journal.as_mut().unwrap();
+        j.direction = Direction::Rollback;
+        j.complete = false;
+        j.verified_bound = 0;
+        world
+            .observed
+            .source
+            .claims
+            .remove(&claim_name("data", NAME, 0));
+        let steps = world.run(&s, &[true], 500);
+        assert!(
+            matches!(steps.last(), Some(Step::Stop { reason }) if reason.contains("data-web-0") && reason.contains("original data")),
+            "{steps:?}"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn fresh_volumes_move_every_pod_onto_new_claims_and_keep_the_sources(
+            start in 0i32..3, replicas in 1i32..6, batch in 1i32..3,
+            ticks in proptest::collection::vec(any::<bool>(), 1..10),
+            budget in 0usize..4,
+        ) {
+            let batch = batch.min(replicas);
+            let mut world = fresh_worlds(start, replicas, batch).swap_remove(budget);
+            let original = world.observed.source.claims.clone();
+            let steps = world.run(&settings(batch), &ticks, 2000);
+            prop_assert_eq!(steps.last(), Some(&Step::Done));
+            let copied = steps.iter().any(|s| matches!(s, Step::CopyClaim { .. }));
+            prop_assert!(!copied, "a claim was copied: {:?}", steps);
+            prop_assert_eq!(&world.observed.source.claims, &original, "the source keeps its claims");
+            for k in start..start + replicas {
+                prop_assert!(world.observed.destination.pods.contains_key(&k));
+                for t in &world.templates {
+                    prop_assert!(world.fresh_claims.contains(&claim_name(t, NAME, k)));
+                }
+            }
+        }
+    }
+
     proptest! {
         #[test]
         fn forward_completes_without_split_brain_or_empty_volumes(
@@ -1443,14 +1539,21 @@ mod tests {
         }
 
         #[test]
+        /// With shared or fresh volumes: every ordinal back on its original claims.
         fn rollback_from_any_point_returns_everything_to_the_source(
             start in 0i32..3, replicas in 1i32..6, batch in 1i32..3,
             forward_steps in 0usize..60,
             ticks in proptest::collection::vec(any::<bool>(), 1..8),
             budget in 0usize..4,
+            fresh in any::<bool>(),
         ) {
             let batch = batch.min(replicas);
-            let mut world = worlds(start, replicas, batch).swap_remove(budget);
+            let mut world = if fresh {
+                fresh_worlds(start, replicas, batch)
+            } else {
+                worlds(start, replicas, batch)
+            }
+            .swap_remove(budget);
             let original = world.observed.source.clone();
             let s = settings(batch);
             for i in 0..forward_steps {
@@ -1474,9 +1577,12 @@ mod tests {
             }
             prop_assert!(world.journal.is_none());
             prop_assert!(world.observed.destination.set.is_none());
-            prop_assert!(world.observed.destination.claims.is_empty());
-            prop_assert!(world.observed.destination.volumes.is_empty());
-            prop_assert_eq!(&world.fresh_claims, &Vec::<String>::new());
+            if !fresh {
+                // Copies are removed; fresh claims are the destination's own and stay.
+                prop_assert!(world.observed.destination.claims.is_empty());
+                prop_assert!(world.observed.destination.volumes.is_empty());
+                prop_assert_eq!(&world.fresh_claims, &Vec::<String>::new());
+            }
             let src = world.observed.source.set.as_ref().unwrap();
             prop_assert_eq!((src.start, src.replicas), (start, replicas));
             prop_assert_eq!(&world.observed.source.claims, &original.claims);

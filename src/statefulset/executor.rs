@@ -27,7 +27,8 @@ use super::decide::{Step, verified_bound_after};
 use super::journal::{self, Stored};
 use super::lease;
 use super::model::{
-    Direction, Journal, ObjectKind, ObjectRef, Observed, RecordedBudget, Retention, Side, pod_name,
+    Direction, Journal, ObjectKind, ObjectRef, Observed, RecordedBudget, Retention, Side,
+    VolumeMode, pod_name,
 };
 use super::observe::Location;
 use super::plan::Names;
@@ -133,6 +134,7 @@ pub struct Executor {
     pub class_map: BTreeMap<String, String>,
     pub health_check: Option<String>,
     pub timeout: Duration,
+    pub volumes: VolumeMode,
     pub interrupt: Interrupt,
     /// `Some` in the dry-run mode: the verdicts so far.
     dry_run: Option<Mutex<Vec<DryRunResult>>>,
@@ -151,6 +153,7 @@ impl Executor {
         class_map: BTreeMap<String, String>,
         health_check: Option<String>,
         timeout: Duration,
+        volumes: VolumeMode,
     ) -> Executor {
         Executor {
             source,
@@ -161,6 +164,7 @@ impl Executor {
             class_map,
             health_check,
             timeout,
+            volumes,
             interrupt: Interrupt::default(),
             dry_run: None,
             lease: Mutex::new(None),
@@ -584,6 +588,7 @@ impl Executor {
             health_check: self.health_check.clone(),
             created,
             budgets,
+            volumes: self.volumes,
         })
     }
 

@@ -41,6 +41,7 @@ use crate::cluster::Target;
 use crate::error::Result;
 pub use decide::Step;
 pub use executor::DryRunResult;
+pub use model::VolumeMode;
 pub use plan::Plan;
 pub use run::run;
 
@@ -133,6 +134,8 @@ pub struct Settings {
     pub allow_unhealthy: bool,
     /// Pause before each move.
     pub step: bool,
+    /// Shared (copied) claims or fresh ones from the destination's templates.
+    pub volumes: VolumeMode,
     /// One of several sets picked by a label selector or `--all`: a rollback of a set that was
     /// never migrated has nothing to do rather than failing the selection.
     pub selected: bool,

@@ -96,6 +96,8 @@ pub struct Preparation {
     /// The PodDisruptionBudgets that select the set, with their original specs (from the
     /// journal once it exists).
     pub budgets: Vec<RecordedBudget>,
+    /// Shared or fresh volumes: whether the plan copies claims.
+    pub volumes: VolumeMode,
 }
 
 /// The parts of a StatefulSet that the decisions need.
@@ -187,6 +189,25 @@ impl Observed {
     }
 }
 
+/// Where the destination's pods get their volumes (`--volumes`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VolumeMode {
+    /// The source's claims and PVs are copied: both clusters reach the same storage.
+    #[default]
+    Shared,
+    /// The destination's pods get new claims from its volumeClaimTemplates; the application
+    /// rebuilds each replica from its peers. The source's claims and PVs stay (Retain) for a
+    /// rollback, which gives each ordinal back its original claims.
+    Fresh,
+}
+
+impl VolumeMode {
+    pub fn is_shared(&self) -> bool {
+        *self == VolumeMode::Shared
+    }
+}
+
 /// The small record kept in the destination cluster (a ConfigMap). Everything else is derived
 /// from what the clusters show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -227,6 +248,9 @@ pub struct Journal {
     /// the clusters while it moves, restored at the end.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub budgets: Vec<RecordedBudget>,
+    /// Shared (copied) or fresh volumes in the destination; a journal without it is shared.
+    #[serde(default, skip_serializing_if = "VolumeMode::is_shared")]
+    pub volumes: VolumeMode,
 }
 
 impl Journal {

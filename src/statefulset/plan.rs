@@ -6,7 +6,7 @@ use super::budget::BudgetSpec;
 use super::decide::{Step, apply_budget, budget_step, shares, unprotected_volumes};
 use super::model::{
     Direction, Journal, ObjectKind, Observed, Preparation, RecordedBudget, Retention, Side,
-    claim_name,
+    VolumeMode, claim_name,
 };
 
 /// Names used in messages.
@@ -64,6 +64,9 @@ pub struct Plan {
     pub to: String,
     /// The ordinals moved, in the order they move.
     pub ordinals: Vec<i32>,
+    /// `fresh`: the destination's pods get new claims (absent: the claims are copied).
+    #[serde(skip_serializing_if = "VolumeMode::is_shared")]
+    pub volumes: VolumeMode,
     pub steps: Vec<PlannedStep>,
 }
 
@@ -144,7 +147,8 @@ pub fn forward_steps(
             side: Side::Source,
             ordinals: chunk.clone(),
         });
-        for &k in &chunk {
+        // Fresh volumes: the destination's controller makes the claims; nothing is copied.
+        for &k in chunk.iter().filter(|_| preparation.volumes.is_shared()) {
             for t in &templates {
                 steps.push(Step::CopyClaim {
                     to: Side::Destination,
@@ -228,7 +232,9 @@ pub fn rollback_steps(
         for &k in ordinals {
             for t in &journal.claim_templates {
                 let claim = claim_name(t, &journal.name, k);
-                if !observed.source.claims.contains_key(&claim)
+                // Fresh volumes are never copied back: the source keeps the originals.
+                if journal.volumes.is_shared()
+                    && !observed.source.claims.contains_key(&claim)
                     && observed.destination.claims.contains_key(&claim)
                 {
                     steps.push(Step::CopyClaim {
@@ -410,6 +416,7 @@ pub fn forward_plan(telling: &Telling<'_>, preparation: &Preparation, batch: i32
             names.destination_context, names.destination_namespace
         ),
         ordinals: (start..start + replicas).rev().collect(),
+        volumes: preparation.volumes,
         steps: tell(telling, Direction::Forward, &steps),
     }
 }
@@ -446,6 +453,7 @@ pub fn rollback_plan(telling: &Telling<'_>, journal: &Journal, batch: i32) -> Pl
         ),
         to: format!("{}/{}", names.source_context, names.source_namespace),
         ordinals,
+        volumes: journal.volumes,
         steps: tell(
             &Telling {
                 journal: Some(journal),
@@ -764,6 +772,16 @@ pub fn plan_text(plan: &Plan) -> String {
         "Plan: {verb} StatefulSet {} from {} to {} (ordinals {:?}, {order})\n",
         plan.statefulset, plan.from, plan.to, plan.ordinals
     );
+    if plan.volumes == VolumeMode::Fresh {
+        out += match plan.direction {
+            Direction::Forward => {
+                "Volumes: fresh. Each pod starts on new, empty claims from the destination's volumeClaimTemplates and must rebuild from its peers; the source's claims and PVs stay (Retain) for a rollback until --cleanup.\n"
+            }
+            Direction::Rollback => {
+                "Volumes: fresh. Each ordinal goes back to its original claims in the source; the destination's new claims are left in place.\n"
+            }
+        };
+    }
     for s in &plan.steps {
         let ordinal = s.ordinal.map(|k| format!("[{k}] ")).unwrap_or_default();
         out += &format!("{:>3}. {ordinal}{} ({})\n", s.number, s.action, s.cluster);

@@ -21,7 +21,9 @@ use serde::Serialize;
 
 use super::copy::{destination_set, map_class};
 use super::executor::FIELD_MANAGER;
-use super::model::{ObjectKind, ObjectRef, Observed, Preparation, RecordedBudget, claim_name};
+use super::model::{
+    ObjectKind, ObjectRef, Observed, Preparation, RecordedBudget, VolumeMode, claim_name,
+};
 use super::observe::Location;
 use super::scheduling::{self, NodeFacts, PodNeeds, VolumeNeeds};
 use crate::cluster::{Cluster, Namespaced};
@@ -50,6 +52,8 @@ pub struct Request<'a> {
     /// The destination lets us list nodes (see [`permissions`]); without that the scheduling
     /// check cannot run.
     pub nodes_listable: bool,
+    /// Shared (copied) claims or fresh ones: only copied volumes must reach the destination.
+    pub volumes: VolumeMode,
 }
 
 /// ordinals.start is GA in 1.31 and on by default since 1.27 (beta).
@@ -383,6 +387,7 @@ pub fn preparation(req: &Request<'_>, facts: &Facts) -> Preparation {
         create_namespace: req.create_namespace && namespace_missing,
         copies,
         budgets: budgets(req, facts),
+        volumes: req.volumes,
     }
 }
 
@@ -675,8 +680,19 @@ pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
                 delete_volumes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
             ));
         }
-        // Volumes that cannot follow the pod to another cluster.
-        for (name, pv) in &facts.source_volumes {
+        if !req.volumes.is_shared() {
+            report.warnings.push(format!(
+                "--volumes=fresh: each pod of {set_name} starts in {dst_context} on new, empty claims from its volumeClaimTemplates; \
+                 the application must rebuild the replica from its peers. The claims and PVs in {src_context} are kept (Retain) \
+                 for a rollback until --cleanup"
+            ));
+        }
+        // Volumes that cannot follow the pod to another cluster (only copied ones must).
+        for (name, pv) in facts
+            .source_volumes
+            .iter()
+            .filter(|_| req.volumes.is_shared())
+        {
             let spec = pv.spec.clone().unwrap_or_default();
             if spec.local.is_some() {
                 report.warnings.push(format!(
@@ -725,7 +741,15 @@ pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
                 let needs = PodNeeds::of(&spec.template.spec.clone().unwrap_or_default());
                 let ordinals: Vec<(i32, Vec<VolumeNeeds>)> = view
                     .range()
-                    .map(|k| (k, volume_needs(k, req, &view.claim_templates, facts, observed)))
+                    .map(|k| {
+                        let needs = if req.volumes.is_shared() {
+                            volume_needs(k, req, &view.claim_templates, facts, observed)
+                        } else {
+                            // Fresh claims are bound where the destination's scheduler puts the pod.
+                            Vec::new()
+                        };
+                        (k, needs)
+                    })
                     .collect();
                 report.problems.extend(scheduling::unschedulable(
                     set_name,
@@ -786,11 +810,15 @@ pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
             "namespace {dst_ns} does not exist in {dst_context}; create it or pass --create-namespace"
         ));
     }
-    // A claim of the same name that we did not copy would shadow the moved data.
+    // A claim of the same name that we did not copy would shadow the moved data. With fresh
+    // volumes, the destination's controller makes the claims: once the migration runs they are
+    // its own, but before it starts one would hand a pod old data instead of a fresh start.
+    let fresh_resume = !req.volumes.is_shared() && req.resuming;
     for (claim, view) in &observed.destination.claims {
-        if !view.copied {
+        if !view.copied && !fresh_resume {
             report.problems.push(format!(
-                "PVC {claim} already exists in {dst_context}/{dst_ns} and was not copied by this migration; the pod would use it instead of the moved volume"
+                "PVC {claim} already exists in {dst_context}/{dst_ns} and was not copied by this migration; the pod would use it instead of {}",
+                if req.volumes.is_shared() { "the moved volume" } else { "a fresh claim" }
             ));
         }
     }
@@ -1035,6 +1063,7 @@ mod tests {
             resuming: bool,
             batch: i32,
             class_map: BTreeMap<String, String>,
+            volumes: VolumeMode,
         }
 
         fn judged(facts: &Facts, observed: &Observed, flags: &Flags) -> Report {
@@ -1050,6 +1079,7 @@ mod tests {
                 batch: flags.batch.max(1),
                 recorded_budgets: None,
                 nodes_listable: true,
+                volumes: flags.volumes,
             };
             judge(&request, facts, observed)
         }
@@ -1265,6 +1295,45 @@ mod tests {
         }
 
         #[test]
+        fn with_fresh_volumes_a_destination_claim_is_ours_only_once_the_migration_runs() {
+            let (facts, mut observed) = healthy();
+            observed.destination.claims.insert(
+                "data-web-1".into(),
+                ClaimView {
+                    volume_name: Some("b-pv-7".into()),
+                    bound: true,
+                    copied: false,
+                },
+            );
+            let fresh = |resuming| Flags {
+                resuming,
+                volumes: VolumeMode::Fresh,
+                ..Default::default()
+            };
+            let p = problems(&facts, &observed, &fresh(false));
+            assert!(
+                p.iter()
+                    .any(|p| p.starts_with("PVC data-web-1 already exists")
+                        && p.ends_with("instead of a fresh claim")),
+                "{p:?}"
+            );
+            let report = judged(&facts, &observed, &fresh(true));
+            assert!(
+                !report.problems.iter().any(|p| p.contains("data-web-1")),
+                "{:?}",
+                report.problems
+            );
+            assert!(
+                report
+                    .warnings
+                    .iter()
+                    .any(|w| w.starts_with("--volumes=fresh")),
+                "the mode is said: {:?}",
+                report.warnings
+            );
+        }
+
+        #[test]
         fn the_servers_dry_run_verdict_and_old_versions_are_reported() {
             let (mut facts, observed) = healthy();
             facts.destination_dry_run = Some(Err("unknown field \"spec.x\"".into()));
@@ -1335,6 +1404,7 @@ mod tests {
                 batch: 1,
                 recorded_budgets: None,
                 nodes_listable: true,
+                volumes: VolumeMode::Shared,
             };
             let names: Vec<String> = preparation(&request, &facts)
                 .budgets

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::budget::{BudgetSpec, RecordedBudget};
-use super::model::{Direction, Journal, ObjectRef, Retention};
+use super::model::{Direction, Journal, ObjectRef, Retention, VolumeMode};
 
 /// The source StatefulSet as it is now.
 #[derive(Debug, Clone)]
@@ -63,6 +63,9 @@ pub struct Traces {
     /// Objects in the destination that carry this migration's label (the namespace included).
     pub created: Vec<ObjectRef>,
     pub budgets: Vec<BudgetTrace>,
+    /// `--volumes` of the rebuilding run: nothing in the clusters tells a fresh claim from a
+    /// claim the destination had before.
+    pub volume_mode: VolumeMode,
 }
 
 /// The rebuilt journal and what could not be known for sure.
@@ -173,6 +176,7 @@ pub fn rebuild(traces: &Traces) -> Result<Rebuilt, String> {
             health_check: traces.health_check.clone(),
             created: traces.created.clone(),
             budgets,
+            volumes: traces.volume_mode,
         },
         warnings,
     })
@@ -228,6 +232,7 @@ mod tests {
                 name: "web".into(),
             }],
             budgets: vec![],
+            volume_mode: VolumeMode::Shared,
         }
     }
 

@@ -41,6 +41,7 @@ pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Out
         settings.class_map.clone(),
         settings.health_check.clone(),
         settings.timeout,
+        settings.volumes,
     );
     let mut run = Run {
         settings,
@@ -168,6 +169,7 @@ impl Run<'_> {
             batch: self.decide.batch,
             recorded_budgets: journal.map(|j| (j.budgets.as_slice(), j.replicas)),
             nodes_listable: true,
+            volumes: self.settings.volumes,
         }
     }
 
@@ -316,6 +318,22 @@ impl Run<'_> {
 
     /// A resume keeps the health check the migration was started with, unless told otherwise.
     fn check_health_check(&self, journal: &super::model::Journal) -> Result<()> {
+        // The volume mode is the migration's, never switched half-way: the journal decides
+        // where each ordinal's data is.
+        if journal.volumes != self.settings.volumes {
+            let given = |v: super::model::VolumeMode| match v {
+                super::model::VolumeMode::Shared => "--volumes=shared",
+                super::model::VolumeMode::Fresh => "--volumes=fresh",
+            };
+            return Err(Error::PreflightFailed {
+                problems: vec![format!(
+                    "the migration of {} was started with {}; pass it again (this run has {})",
+                    self.settings.name,
+                    given(journal.volumes),
+                    given(self.settings.volumes)
+                )],
+            });
+        }
         match (&journal.health_check, &self.settings.health_check) {
             (Some(started), None) if !self.settings.no_health_check => {
                 Err(Error::PreflightFailed {
@@ -526,6 +544,7 @@ impl Run<'_> {
             volumes,
             created: super::dependencies::created_objects(ex).await?,
             budgets: super::disruption::traces(ex).await?,
+            volume_mode: self.settings.volumes,
         })
     }
 

@@ -282,6 +282,31 @@ pub fn migrate_to(ns: &str, to_context: &str, args: &[&str]) -> Command {
     cmd
 }
 
+/// Starts `kubectl migrate statefulset web ARGS` `runs` times and SIGKILLs each run between 20
+/// and 400 ms in, at points drawn from a seed that is printed (to replay a failure).
+pub fn kill_at_random_points(ns: &str, args: &[&str], runs: usize) {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    eprintln!("random kill seed: {seed}");
+    let mut state = seed | 1;
+    for _ in 0..runs {
+        // xorshift
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let mut child = migrate(ns, args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(20 + state % 380));
+        let _ = child.kill();
+        child.wait().unwrap();
+    }
+}
+
 pub fn run(mut cmd: Command) -> Output {
     let out = cmd.output().unwrap();
     eprintln!(

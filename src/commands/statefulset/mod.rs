@@ -21,7 +21,7 @@ use crate::cluster;
 use crate::duration::humanize;
 use crate::error::{Error, Result};
 use crate::output;
-use crate::statefulset::{self, Batch, DryRun, Mode, Outcome, Settings};
+use crate::statefulset::{self, Batch, DryRun, Mode, Outcome, Settings, VolumeMode};
 use console::Console;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -32,6 +32,14 @@ pub enum DryRunArg {
     Client,
     /// Print the plan and dry-run every write on the servers
     Server,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum VolumesArg {
+    /// Copy the source's claims and PVs: both clusters reach the same storage
+    Shared,
+    /// New claims from the destination's volumeClaimTemplates; the source's are kept for rollback
+    Fresh,
 }
 
 /// Move a StatefulSet to another cluster pod by pod.
@@ -102,9 +110,13 @@ pub struct Args {
     #[arg(long, value_name = "CMD", conflicts_with = "no_health_check")]
     pub health_check: Option<String>,
 
-    /// Resume without the --health-check the migration was started with
+    /// Resume without the --health-check the migration was started with, or run --volumes=fresh without one
     #[arg(long)]
     pub no_health_check: bool,
+
+    /// `shared`: copy the claims and PVs (both clusters reach the storage); `fresh`: new claims from the destination's volumeClaimTemplates, for apps that rebuild a replica from its peers (needs --health-check)
+    #[arg(long, value_enum, value_name = "MODE", default_value = "shared")]
+    pub volumes: VolumesArg,
 
     /// Use StorageClass NEW in the destination where the source uses OLD (repeatable)
     #[arg(long, value_name = "OLD=NEW", value_parser = parse_class_mapping)]
@@ -211,6 +223,21 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             "--step applies to a migration or a rollback".into(),
         ));
     }
+    let volumes = match args.volumes {
+        VolumesArg::Shared => VolumeMode::Shared,
+        VolumesArg::Fresh => VolumeMode::Fresh,
+    };
+    // With fresh volumes nothing but the gate tells an ordinal that rebuilt from its peers
+    // from one that came up empty: the user says which gate, or that there is none.
+    if volumes == VolumeMode::Fresh
+        && matches!(mode, Mode::Migrate(_))
+        && args.health_check.is_none()
+        && !args.no_health_check
+    {
+        return Err(Error::Usage(
+            "--volumes=fresh starts each destination pod on empty claims: give --health-check CMD that succeeds once the replica has caught up with its peers, or --no-health-check to go on without one".into(),
+        ));
+    }
     let mut class_map = BTreeMap::new();
     for (old, new) in &args.storage_class_map {
         if let Some(previous) = class_map.insert(old.clone(), new.clone())
@@ -314,6 +341,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             allow_unhealthy: args.allow_unhealthy,
             step: args.step,
             selected: selection.is_some(),
+            volumes,
         },
         selection,
         yes: args.yes,
@@ -376,6 +404,9 @@ pub fn resume_command(resolved: &Resolved) -> String {
     }
     if s.destination_namespace != s.source_namespace {
         flag("--to-namespace", s.destination_namespace.as_ref());
+    }
+    if s.volumes == VolumeMode::Fresh {
+        flag("--volumes", "fresh".as_ref());
     }
     if s.batch != Batch::Count(1) {
         flag("--batch", s.batch.to_string().as_ref());
