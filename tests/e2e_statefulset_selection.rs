@@ -72,23 +72,28 @@ async fn claim_volumes(pair: &Pair, in_b: bool) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn selection(ns: &str, args: &[&str]) -> Command {
-    let mut cmd = plugin();
-    cmd.args([
+/// `statefulset -l SELECTOR -n NS --context km-a --to-context km-b`, then `extra`.
+fn selection_argv<'a>(ns: &'a str, selector: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut argv = vec![
         "statefulset",
         "-l",
-        "tier=db",
+        selector,
         "-n",
         ns,
         "--context",
         CONTEXT_A,
         "--to-context",
         CONTEXT_B,
-        "--parallel",
-        "2",
-        "--yes",
-    ])
-    .args(args);
+    ];
+    argv.extend(extra);
+    argv
+}
+
+/// The selection of the `db` tier, two at a time, without prompts, then `args`.
+fn selection(ns: &str, args: &[&str]) -> Command {
+    let mut cmd = plugin();
+    cmd.args(selection_argv(ns, "tier=db", &["--parallel", "2", "--yes"]))
+        .args(args);
     cmd
 }
 
@@ -219,18 +224,11 @@ async fn three_sets_move_two_at_a_time_survive_a_kill_and_roll_back_together() {
 #[test]
 fn a_selector_that_matches_nothing_is_an_error_that_names_it() {
     let mut cmd = plugin();
-    cmd.args([
-        "statefulset",
-        "-l",
-        "km-test=nothing-has-this",
-        "-n",
+    cmd.args(selection_argv(
         "default",
-        "--context",
-        CONTEXT_A,
-        "--to-context",
-        CONTEXT_B,
-        "--yes",
-    ]);
+        "km-test=nothing-has-this",
+        &["--yes"],
+    ));
     let out = run(cmd);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
@@ -254,19 +252,7 @@ async fn on_a_terminal_one_question_covers_the_selection_and_a_table_ends_it() {
         let kubeconfig = support::kubeconfig_path();
         let mut term = Term::spawn(Spawn {
             program: std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
-            args: &[
-                "statefulset",
-                "-l",
-                "tier=app",
-                "-n",
-                &ns,
-                "--context",
-                CONTEXT_A,
-                "--to-context",
-                CONTEXT_B,
-                "--parallel",
-                "2",
-            ],
+            args: &selection_argv(&ns, "tier=app", &["--parallel", "2"]),
             env: &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
             cwd: None,
             cols: 120,

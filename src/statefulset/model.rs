@@ -206,6 +206,14 @@ impl VolumeMode {
     pub fn is_shared(&self) -> bool {
         *self == VolumeMode::Shared
     }
+
+    /// The flag that selects this mode.
+    pub fn flag(&self) -> &'static str {
+        match self {
+            VolumeMode::Shared => "--volumes=shared",
+            VolumeMode::Fresh => "--volumes=fresh",
+        }
+    }
 }
 
 /// The small record kept in the destination cluster (a ConfigMap). Everything else is derived

@@ -186,7 +186,7 @@ impl Run<'_> {
         }
         let stored = self.load_journal().await?;
         if let Some(s) = &stored {
-            self.check_health_check(&s.journal)?;
+            self.check_resumed_flags(&s.journal)?;
             if s.journal.direction == Direction::Rollback {
                 return Err(Error::Failed {
                     message: format!(
@@ -316,21 +316,16 @@ impl Run<'_> {
             .unwrap_or(0))
     }
 
-    /// A resume keeps the health check the migration was started with, unless told otherwise.
-    fn check_health_check(&self, journal: &super::model::Journal) -> Result<()> {
-        // The volume mode is the migration's, never switched half-way: the journal decides
-        // where each ordinal's data is.
+    /// A resume keeps the flags the migration was started with: the volume mode always (the
+    /// journal decides where each ordinal's data is), the health check unless told otherwise.
+    fn check_resumed_flags(&self, journal: &super::model::Journal) -> Result<()> {
         if journal.volumes != self.settings.volumes {
-            let given = |v: super::model::VolumeMode| match v {
-                super::model::VolumeMode::Shared => "--volumes=shared",
-                super::model::VolumeMode::Fresh => "--volumes=fresh",
-            };
             return Err(Error::PreflightFailed {
                 problems: vec![format!(
                     "the migration of {} was started with {}; pass it again (this run has {})",
                     self.settings.name,
-                    given(journal.volumes),
-                    given(self.settings.volumes)
+                    journal.volumes.flag(),
+                    self.settings.volumes.flag()
                 )],
             });
         }
@@ -574,7 +569,7 @@ impl Run<'_> {
             }
             return Err(Error::Failed { message });
         };
-        self.check_health_check(&stored.journal)?;
+        self.check_resumed_flags(&stored.journal)?;
         if stored.journal.cleaned_up {
             return Err(Error::Failed {
                 message: "the source's objects were removed by --cleanup; a rollback is no longer possible".into(),
