@@ -602,3 +602,59 @@ async fn built_in_jobs_of_a_live_v1_36_cluster_against_a_captured_v1_34_server()
         assert_eq!(texts(f)[0], cluster_value, "{path}");
     }
 }
+
+/// A CRD whose default its own field rejects: the API server refuses it, and the tool's parser
+/// refuses it at the same fields (so that an LCD is never computed from a source no server has).
+#[tokio::test]
+async fn a_default_its_field_rejects_is_refused_at_the_same_fields_as_the_server() {
+    let schema = json!({"type": "object", "properties": {
+        "a": {"type": "integer", "default": {}},
+        "b": {"type": "object", "properties": {"x": {"type": "string", "enum": ["p"]}},
+              "default": {"x": "q"}},
+        "c": {"type": "string", "enum": ["ok"], "default": "ok"}
+    }});
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "defaults.km-defaults.example.com"},
+        "spec": {"group": "km-defaults.example.com", "scope": "Namespaced",
+            "names": {"kind": "Default", "plural": "defaults"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": schema}}]}
+    }))
+    .unwrap();
+    let api: Api<CustomResourceDefinition> = Api::all(client(CONTEXT_A).await);
+    let dry_run = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let server = match api.create(&dry_run, &crd).await {
+        Err(kube::Error::Api(status)) => status.message,
+        other => panic!("the server accepted the CRD or failed otherwise: {other:?}"),
+    };
+    let ours = kubectl_migrate::schema::model::parse_crd_schema(
+        &schema,
+        "spec.validation.openAPIV3Schema",
+    )
+    .unwrap_err();
+    let paths: Vec<String> = ours
+        .iter()
+        .map(|e| e.to_string().split(": ").next().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "spec.validation.openAPIV3Schema.properties[a].default",
+            "spec.validation.openAPIV3Schema.properties[b].default.x"
+        ]
+    );
+    for path in &paths {
+        assert!(
+            server.contains(&format!("{path}: ")),
+            "the server does not name {path}: {server}"
+        );
+    }
+    assert!(
+        !server.contains("properties[c]"),
+        "a valid default is refused: {server}"
+    );
+}
