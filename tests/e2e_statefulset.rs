@@ -12,32 +12,56 @@ use support::sts::{
     Pair, SplitBrainObserver, assert_moved, kill_at_random_points, kubectl, migrate, run, stderr,
 };
 
-async fn migration_moves_everything(policy: &str) {
-    let pair = Pair::new(&format!("mig-{}", policy.to_lowercase())).await;
+/// A move under the split-brain observer; `polling` observes with requests on every loop
+/// iteration (`KUBECTL_MIGRATE_OBSERVE=poll`) instead of watches. The -v=6 request lines show
+/// which way it observed.
+async fn migration_moves_everything(policy: &str, polling: bool) {
+    let mode = if polling { "poll" } else { "watch" };
+    let pair = Pair::new(&format!("mig-{}-{mode}", policy.to_lowercase())).await;
     pair.create_set(5, &["data", "logs"], policy, serde_json::json!({}))
         .await;
     let before = pair.claims(false).await;
     assert_eq!(before.len(), 10);
     let observer = SplitBrainObserver::start(pair.ns());
-    let out = run(migrate(pair.ns(), &["--yes"]));
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("Done: web runs in km-b"),
-        "{}",
-        stderr(&out)
-    );
+    let mut command = migrate(pair.ns(), &["--yes", "-v=6"]);
+    command.env("KUBECTL_MIGRATE_OBSERVE", mode);
+    let out = run(command);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("Done: web runs in km-b"), "{err}");
     assert_moved(&pair, &before, 5).await;
     observer.assert_never_split();
+    let requests = |what: &dyn Fn(&str) -> bool| err.lines().filter(|l| what(l)).count();
+    let volume_watches =
+        requests(&|l| l.contains("/persistentvolumes?") && l.contains("watch=true"));
+    let pod_list_requests =
+        requests(&|l| l.starts_with("GET ") && l.contains("/pods?") && !l.contains("watch=true"));
+    if polling {
+        assert_eq!(volume_watches, 0, "no PV watch when polling:\n{err}");
+        assert!(
+            pod_list_requests > 20,
+            "pods listed on every iteration:\n{err}"
+        );
+    } else {
+        // Once per cluster, for the whole run.
+        assert_eq!(volume_watches, 2, "one PV watch per cluster:\n{err}");
+        assert!(pod_list_requests < 10, "pods come from the watch:\n{err}");
+    }
 }
 
 #[tokio::test]
 async fn moves_five_replicas_with_two_claim_templates_ordered_ready() {
-    migration_moves_everything("OrderedReady").await;
+    migration_moves_everything("OrderedReady", false).await;
 }
 
 #[tokio::test]
 async fn moves_five_replicas_with_two_claim_templates_parallel() {
-    migration_moves_everything("Parallel").await;
+    migration_moves_everything("Parallel", false).await;
+}
+
+#[tokio::test]
+async fn moves_five_replicas_observing_by_polling() {
+    migration_moves_everything("Parallel", true).await;
 }
 
 /// Runs the tool with -o json and SIGKILLs it right after its first finished step; returns

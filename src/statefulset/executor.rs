@@ -32,6 +32,7 @@ use super::model::{
 };
 use super::observe::Location;
 use super::plan::Names;
+use super::watched::Watched;
 use crate::cluster::{Cluster, Namespaced};
 use crate::duration::humanize;
 use crate::error::{Error, Result};
@@ -53,7 +54,7 @@ impl Interrupt {
     pub fn is_set(&self) -> bool {
         self.flag.load(Ordering::SeqCst)
     }
-    async fn wait(&self) {
+    pub async fn wait(&self) {
         let notified = self.notify.notified();
         if self.is_set() {
             return;
@@ -72,6 +73,8 @@ pub enum Note {
     Retrying { message: String, delay: Duration },
     /// Something the step leaves in place on purpose, and why.
     Kept(String),
+    /// Time a step that is not a wait spent waiting for the cluster (a claim to be bound).
+    Waited(Duration),
 }
 
 /// Where a step's notes go; a closed channel (a dry run's) drops them.
@@ -140,6 +143,10 @@ pub struct Executor {
     dry_run: Option<Mutex<Vec<DryRunResult>>>,
     /// The migration's Lease while the run holds it; every write checks it first.
     lease: Mutex<Option<lease::Held>>,
+    /// The reconciler's watch caches while it runs; the waits then wake on their events.
+    watched: Mutex<Option<Arc<Watched>>>,
+    /// The Event writes of finished steps, in the background; each says why it failed.
+    recording: Mutex<Vec<tokio::task::JoinHandle<Option<String>>>>,
 }
 
 impl Executor {
@@ -166,6 +173,8 @@ impl Executor {
             timeout,
             volumes,
             interrupt: Interrupt::default(),
+            watched: Mutex::default(),
+            recording: Mutex::default(),
             dry_run: None,
             lease: Mutex::new(None),
         }
@@ -221,6 +230,18 @@ impl Executor {
 
     fn held(&self) -> Option<lease::Held> {
         self.lease
+            .lock()
+            .expect("no panics while holding it")
+            .clone()
+    }
+
+    /// Lets the waits use the reconciler's watch caches (`None`: watch of their own).
+    pub fn watch_with(&self, watched: Option<Arc<Watched>>) {
+        *self.watched.lock().expect("no panics while holding it") = watched;
+    }
+
+    pub fn watched(&self) -> Option<Arc<Watched>> {
+        self.watched
             .lock()
             .expect("no panics while holding it")
             .clone()
@@ -350,12 +371,13 @@ impl Executor {
 
     /// Records a finished step as a Kubernetes Event (events.k8s.io/v1) on the StatefulSet in
     /// both clusters, so that `kubectl events` or `kubectl describe sts` on either side shows
-    /// that a migration runs, how far it is, and who holds its lease. Best effort: an Event that
-    /// cannot be written (a namespace not created yet) never stops the move. Not in a dry run,
-    /// where no step is taken.
-    pub async fn record_step(&self, step: &Step, description: &str, rollback: bool) -> Result<()> {
+    /// that a migration runs, how far it is, and who holds its lease. Best effort and in the
+    /// background, off the path of the move: an Event that cannot be written (a namespace not
+    /// created yet) never stops it; [`Executor::recorded`] tells the failures. Not in a dry
+    /// run, where no step is taken.
+    pub fn record_step(&self, step: &Step, description: &str, rollback: bool) {
         if self.is_dry_run() {
-            return Ok(());
+            return;
         }
         let action = serde_json::to_value(step)
             .ok()
@@ -373,8 +395,7 @@ impl Executor {
         );
         // The API server refuses notes over 1 kB.
         let note: String = note.chars().take(1000).collect();
-        let mut failures = Vec::new();
-        for side in [Side::Source, Side::Destination] {
+        let writes = [Side::Source, Side::Destination].map(|side| {
             let namespace = self.location(side).namespace.clone();
             let event = json!({
                 "apiVersion": "events.k8s.io/v1",
@@ -396,33 +417,56 @@ impl Executor {
                     "name": self.names.set,
                 },
             });
-            let event: k8s_openapi::api::events::v1::Event = match serde_json::from_value(event) {
-                Ok(e) => e,
-                Err(e) => {
-                    return Err(Error::Failed {
-                        message: format!("building the Event: {e}"),
-                    });
-                }
-            };
             let api: Api<k8s_openapi::api::events::v1::Event> = self.namespaced(side);
-            let cluster = self.cluster(side);
-            if let Err(e) = cluster
-                .call(
-                    "record an Event",
-                    api.create(&PostParams::default(), &event),
-                )
-                .await
-            {
-                failures.push(e.to_string());
+            let cluster = self.cluster(side).clone();
+            async move {
+                let event: k8s_openapi::api::events::v1::Event = serde_json::from_value(event)
+                    .map_err(|e| format!("building the Event: {e}"))?;
+                cluster
+                    .call(
+                        "record an Event",
+                        api.create(&PostParams::default(), &event),
+                    )
+                    .await
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            }
+        });
+        let [source, destination] = writes;
+        let task = tokio::spawn(async move {
+            let (a, b) = tokio::join!(source, destination);
+            let failures: Vec<String> = [a, b].into_iter().filter_map(|r| r.err()).collect();
+            (!failures.is_empty()).then(|| failures.join("; "))
+        });
+        self.recording
+            .lock()
+            .expect("no panics while holding it")
+            .push(task);
+    }
+
+    /// The Events that could not be recorded (see [`Executor::record_step`]), of the writes
+    /// finished so far; with `all`, of every write, waiting a little for the last ones.
+    pub async fn recorded(&self, all: bool) -> Vec<String> {
+        let tasks: Vec<_> = {
+            let mut recording = self.recording.lock().expect("no panics while holding it");
+            let (done, running) = std::mem::take(&mut *recording)
+                .into_iter()
+                .partition(|t| all || t.is_finished());
+            *recording = running;
+            done
+        };
+        // One deadline for them all: a cluster that stopped answering holds up the end once.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let mut failures = Vec::new();
+        for task in tasks {
+            match tokio::time::timeout_at(deadline, task).await {
+                Ok(Ok(Some(failure))) => failures.push(failure),
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) => failures.push(e.to_string()),
+                Err(_) => failures.push("no answer within 5 s".into()),
             }
         }
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(Error::Failed {
-                message: failures.join("; "),
-            })
-        }
+        failures
     }
 
     /// Performs `step`. The caller observed `observed` and `stored` just before deciding; what
@@ -498,7 +542,7 @@ impl Executor {
                 }
                 self.wait_pods_gone(*side, ordinals, observed).await
             }
-            Step::CopyClaim { to, claim, .. } => self.copy_claim(*to, claim).await,
+            Step::CopyClaim { to, claim, .. } => self.copy_claim(*to, claim, notes).await,
             Step::WaitReady { side, ordinals } => {
                 if self.is_dry_run() {
                     return Ok(());
@@ -870,17 +914,20 @@ impl Executor {
         };
         if !arriving.is_empty() && !self.is_dry_run() {
             let other = side.other();
-            let pods = self
-                .cluster(other)
-                .call("list pods", self.pods(other).list(&Default::default()))
-                .await?;
-            for k in &arriving {
-                let name = pod_name(&self.names.set, *k);
-                if pods
-                    .items
+            // Live reads (a GET goes to etcd), never the watch caches.
+            let names: Vec<String> = arriving
+                .iter()
+                .map(|k| pod_name(&self.names.set, *k))
+                .collect();
+            let pods = self.pods(other);
+            let found = futures::future::try_join_all(
+                names
                     .iter()
-                    .any(|p| p.metadata.name.as_deref() == Some(name.as_str()))
-                {
+                    .map(|n| self.cluster(other).call("read a pod", pods.get_opt(n))),
+            )
+            .await?;
+            for (name, pod) in names.iter().zip(found) {
+                if pod.is_some() {
                     return Err(Error::Failed {
                         message: format!(
                             "pod {name} appeared in {} just before it was to start in {}; not starting it",
@@ -922,6 +969,28 @@ impl Executor {
         }
     }
 
+    /// Waits until `holds` is true of object `name` of `api`: on the reconciler's watch
+    /// caches (`cached` finds it there) while it runs, else on a watch of its own.
+    async fn until<K>(
+        &self,
+        api: &Api<K>,
+        name: &str,
+        cached: impl Fn(&Watched) -> Option<Arc<K>>,
+        holds: impl kube::runtime::wait::Condition<K>,
+    ) -> std::result::Result<(), kube::runtime::wait::Error>
+    where
+        K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug + Send + 'static,
+    {
+        match self.watched() {
+            Some(w) => {
+                w.until(|w| holds.matches_object(cached(w).as_deref()))
+                    .await;
+                Ok(())
+            }
+            None => await_condition(api.clone(), name, holds).await.map(|_| ()),
+        }
+    }
+
     /// Runs `fut` under --timeout, ending early on Ctrl-C.
     async fn bounded<T>(
         &self,
@@ -954,11 +1023,16 @@ impl Executor {
                 let Some(pod) = view.pods.get(k) else {
                     continue;
                 };
-                await_condition(api.clone(), &pod.name, conditions::is_deleted(&pod.uid))
-                    .await
-                    .map_err(|e| Error::Failed {
-                        message: format!("watching pod {}: {e}", pod.name),
-                    })?;
+                self.until(
+                    &api,
+                    &pod.name,
+                    |w| w.pod(side, &pod.name),
+                    conditions::is_deleted(&pod.uid),
+                )
+                .await
+                .map_err(|e| Error::Failed {
+                    message: format!("watching pod {}: {e}", pod.name),
+                })?;
             }
             Ok(())
         })
@@ -993,40 +1067,50 @@ impl Executor {
         let pods_ready = async {
             for k in ordinals {
                 let pod = pod_name(&name, *k);
-                await_condition(pods.clone(), &pod, |p: Option<&Pod>| {
-                    let reason = match p {
-                        None => Some("not created yet".to_string()),
-                        Some(p) if p.metadata.deletion_timestamp.is_some() => {
-                            Some("Terminating".to_string())
-                        }
-                        Some(p) => super::observe::pod_view(p).not_ready,
-                    };
-                    let uid = p.and_then(|p| p.metadata.uid.clone()).unwrap_or_default();
-                    let mut w = waiting.lock().expect("no panics while holding it");
-                    if w.pod != pod || w.uid != uid {
-                        // Another pod: its own events, not the last one's.
-                        *w = Waiting {
-                            pod: pod.clone(),
-                            uid,
-                            ..Waiting::default()
+                self.until(
+                    &pods,
+                    &pod,
+                    |w| w.pod(side, &pod),
+                    |p: Option<&Pod>| {
+                        let reason = match p {
+                            None => Some("not created yet".to_string()),
+                            Some(p) if p.metadata.deletion_timestamp.is_some() => {
+                                Some("Terminating".to_string())
+                            }
+                            Some(p) => super::observe::pod_view(p).not_ready,
                         };
-                    }
-                    w.reason = reason;
-                    tell(&w);
-                    w.reason.is_none()
-                })
+                        let uid = p.and_then(|p| p.metadata.uid.clone()).unwrap_or_default();
+                        let mut w = waiting.lock().expect("no panics while holding it");
+                        if w.pod != pod || w.uid != uid {
+                            // Another pod: its own events, not the last one's.
+                            *w = Waiting {
+                                pod: pod.clone(),
+                                uid,
+                                ..Waiting::default()
+                            };
+                        }
+                        w.reason = reason;
+                        tell(&w);
+                        w.reason.is_none()
+                    },
+                )
                 .await
                 .map_err(|e| Error::Failed {
                     message: format!("watching pod {pod}: {e}"),
                 })?;
             }
             // minReadySeconds: the controller counts a pod available only after that long.
-            await_condition(sets.clone(), &name, |s: Option<&StatefulSet>| {
-                s.is_some_and(|s| {
-                    let v = super::observe::set_view(s);
-                    v.observed_generation >= v.generation && v.available_replicas >= v.replicas
-                })
-            })
+            self.until(
+                &sets,
+                &name,
+                |w| w.set(side),
+                |s: Option<&StatefulSet>| {
+                    s.is_some_and(|s| {
+                        let v = super::observe::set_view(s);
+                        v.observed_generation >= v.generation && v.available_replicas >= v.replicas
+                    })
+                },
+            )
             .await
             .map_err(|e| Error::Failed {
                 message: format!("watching StatefulSet {name}: {e}"),
@@ -1139,12 +1223,19 @@ impl Executor {
         Ok(())
     }
 
-    async fn copy_claim(&self, to: Side, claim: &str) -> Result<()> {
+    async fn copy_claim(&self, to: Side, claim: &str, notes: &Notes) -> Result<()> {
         let from = to.other();
-        let original = self
-            .cluster(from)
-            .call(&format!("read PVC {claim}"), self.claims(from).get(claim))
-            .await?;
+        // The source's claim and PV do not change during a move (their protection is shown
+        // in the caches before a move starts): read from the caches when the loop has them.
+        let cached = self.watched();
+        let original = match cached.as_ref().and_then(|w| w.claim(from, claim)) {
+            Some(c) => (*c).clone(),
+            None => {
+                self.cluster(from)
+                    .call(&format!("read PVC {claim}"), self.claims(from).get(claim))
+                    .await?
+            }
+        };
         let volume_name = original
             .spec
             .as_ref()
@@ -1155,13 +1246,17 @@ impl Executor {
                     self.names.context(from)
                 ),
             })?;
-        let volume = self
-            .cluster(from)
-            .call(
-                &format!("read PV {volume_name}"),
-                self.volumes(from).get(&volume_name),
-            )
-            .await?;
+        let volume = match cached.as_ref().and_then(|w| w.volume(from, &volume_name)) {
+            Some(v) => (*v).clone(),
+            None => {
+                self.cluster(from)
+                    .call(
+                        &format!("read PV {volume_name}"),
+                        self.volumes(from).get(&volume_name),
+                    )
+                    .await?
+            }
+        };
         let at = self.location(to);
         let origin = format!("{}/{}", self.names.context(from), volume_name);
         let volume_copy = copy_volume(
@@ -1214,6 +1309,27 @@ impl Executor {
             Some(409),
         )
         .await?;
+        if self.is_dry_run() {
+            return Ok(());
+        }
+        // A pod whose claim is not bound yet is unschedulable, and the scheduler tries it again
+        // only after a backoff: the copy is done when the PV controller has bound the pair.
+        let what = format!("PVC {claim} to be bound in {}", self.names.context(to));
+        let waiting = std::time::Instant::now();
+        self.bounded(&what, async {
+            let bound = |c: Option<&PersistentVolumeClaim>| {
+                c.and_then(|c| c.status.as_ref())
+                    .and_then(|s| s.phase.as_deref())
+                    == Some("Bound")
+            };
+            self.until(&self.claims(to), claim, |w| w.claim(to, claim), bound)
+                .await
+                .map_err(|e| Error::Failed {
+                    message: format!("watching PVC {claim}: {e}"),
+                })
+        })
+        .await?;
+        let _ = notes.send(Note::Waited(waiting.elapsed()));
         Ok(())
     }
 

@@ -24,12 +24,15 @@ pub struct Stored {
 
 pub async fn load(cluster: &Cluster, namespace: &str, set: &str) -> Result<Option<Stored>> {
     let api: Api<ConfigMap> = Api::namespaced(cluster.client.clone(), namespace);
-    let Some(cm) = cluster
+    cluster
         .call("read the migration journal", api.get_opt(&object_name(set)))
         .await?
-    else {
-        return Ok(None);
-    };
+        .map(|cm| parse(&cm, namespace, set))
+        .transpose()
+}
+
+/// The journal that `cm` (the journal's ConfigMap, read or watched) holds.
+pub fn parse(cm: &ConfigMap, namespace: &str, set: &str) -> Result<Stored> {
     let text = cm.data.as_ref().and_then(|d| d.get(JOURNAL_KEY)).ok_or_else(|| Error::Failed {
         message: format!("ConfigMap {namespace}/{} exists but holds no journal; it was not written by kubectl-migrate", object_name(set)),
     })?;
@@ -39,10 +42,10 @@ pub async fn load(cluster: &Cluster, namespace: &str, set: &str) -> Result<Optio
             object_name(set)
         ),
     })?;
-    Ok(Some(Stored {
+    Ok(Stored {
         journal,
-        resource_version: cm.metadata.resource_version.unwrap_or_default(),
-    }))
+        resource_version: cm.metadata.resource_version.clone().unwrap_or_default(),
+    })
 }
 
 /// The ConfigMap that holds `journal`, to create (no resourceVersion) or to replace (the one read).

@@ -31,6 +31,7 @@ pub mod recover;
 mod run;
 mod scheduling;
 pub mod status;
+mod watched;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -218,6 +219,8 @@ pub struct StepEvent<'a> {
     pub cluster: &'a str,
     pub description: &'a str,
     pub elapsed: Option<Duration>,
+    /// Of `elapsed`, the time a step that is not a wait spent waiting for the cluster.
+    pub waited: Option<Duration>,
     pub error: Option<String>,
 }
 

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub use super::budget::{BudgetSpec, RecordedBudget};
 
 /// Which cluster a step acts on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Side {
     Source,

@@ -318,15 +318,35 @@ pub async fn observe_side(cluster: &Cluster, at: &Location, scope: &Scope) -> Re
             .map(|v| cluster.call("read a PersistentVolume", volumes.get_opt(v))),
     )
     .await?;
-    let volume_list: Vec<PersistentVolume> = copy_list
-        .items
-        .into_iter()
-        .chain(fetched.into_iter().flatten())
-        .collect();
+    let fetched: Vec<PersistentVolume> = fetched.into_iter().flatten().collect();
+    Ok(side_view(
+        at,
+        scope,
+        set.as_ref(),
+        &pod_list.items,
+        &claim_list.items,
+        copy_list.items.iter().chain(&fetched),
+        &budget_list,
+    ))
+}
+
+/// PURE: one side as the decisions see it, from its objects: the set (if any), the pods,
+/// claims and budgets of its namespace, and PVs (any superset of the ones the set's claims
+/// name and the copies; the others are left out here).
+pub fn side_view<'a>(
+    at: &Location,
+    scope: &Scope,
+    set: Option<&StatefulSet>,
+    pod_list: impl IntoIterator<Item = &'a Pod>,
+    claim_list: impl IntoIterator<Item = &'a PersistentVolumeClaim>,
+    volume_list: impl IntoIterator<Item = &'a PersistentVolume>,
+    budget_list: impl IntoIterator<Item = &'a PodDisruptionBudget>,
+) -> ClusterView {
+    let templates = &scope.templates;
     let mut view = ClusterView {
-        set: set.as_ref().map(set_view),
+        set: set.map(set_view),
         budgets: budget_list
-            .iter()
+            .into_iter()
             .filter_map(|b| {
                 let name = b.metadata.name.clone()?;
                 scope
@@ -338,7 +358,7 @@ pub async fn observe_side(cluster: &Cluster, at: &Location, scope: &Scope) -> Re
         ..Default::default()
     };
     // Every pod named like an ordinal counts, owned or not: safety over precision.
-    for pod in &pod_list.items {
+    for pod in pod_list {
         if let Some(k) = pod
             .metadata
             .name
@@ -348,7 +368,7 @@ pub async fn observe_side(cluster: &Cluster, at: &Location, scope: &Scope) -> Re
             view.pods.insert(k, pod_view(pod));
         }
     }
-    for claim in &claim_list.items {
+    for claim in claim_list {
         let name = claim.metadata.name.clone().unwrap_or_default();
         if claim_ordinal(templates, &at.name, &name).is_none() {
             continue;
@@ -372,7 +392,7 @@ pub async fn observe_side(cluster: &Cluster, at: &Location, scope: &Scope) -> Re
             },
         );
     }
-    for volume in &volume_list {
+    for volume in volume_list {
         let name = volume.metadata.name.clone().unwrap_or_default();
         let spec = volume.spec.clone().unwrap_or_default();
         let claim = spec.claim_ref.as_ref().map(|r| {
@@ -407,7 +427,7 @@ pub async fn observe_side(cluster: &Cluster, at: &Location, scope: &Scope) -> Re
             );
         }
     }
-    Ok(view)
+    view
 }
 
 pub async fn observe(

@@ -160,6 +160,23 @@ fn needed_permissions(
         ("", "persistentvolumes", "get", false),
         ("", "persistentvolumes", "patch", false),
     ];
+    // The reconciler's watches (src/statefulset/watched.rs): each is a list, then a watch.
+    if super::watched::wanted() {
+        needed.extend([
+            ("apps", "statefulsets", "list", true),
+            ("apps", "statefulsets", "watch", true),
+            ("", "persistentvolumeclaims", "watch", true),
+            ("", "persistentvolumes", "watch", false),
+            ("policy", "poddisruptionbudgets", "list", true),
+            ("policy", "poddisruptionbudgets", "watch", true),
+        ]);
+        if destination {
+            needed.extend([
+                ("", "configmaps", "list", true),
+                ("", "configmaps", "watch", true),
+            ]);
+        }
+    }
     if destination {
         needed.extend([
             ("apps", "statefulsets", "create", true),
@@ -186,6 +203,9 @@ fn needed_permissions(
             needed.push(("", "namespaces", "create", false));
         }
     }
+    // Each asked once, in the order first named.
+    let mut asked = std::collections::BTreeSet::new();
+    needed.retain(|p| asked.insert(*p));
     needed
 }
 

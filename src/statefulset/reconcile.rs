@@ -1,6 +1,7 @@
 //! The reconciler: observe both clusters, decide the next step, perform it, repeat, telling the
 //! operator each step's start and end. Everything here is derived from what is observed, so a
 //! rerun after a crash needs no resume code of its own.
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use backon::{ExponentialBuilder, Retryable};
@@ -12,6 +13,7 @@ use super::lease;
 use super::model::{Direction, Side};
 use super::plan;
 use super::run::Run;
+use super::watched::{self, Watched};
 use super::{Event, Operator, StepEvent, StepGate, StepPhase};
 use crate::error::{Error, Result};
 
@@ -55,6 +57,75 @@ fn starts_a_move(step: &Step, direction: Direction) -> bool {
     )
 }
 
+/// How long the reconciler waits for the watch caches to show its last step.
+const CATCH_UP: Duration = Duration::from_secs(2);
+
+/// What the last step leaves the next observation to wait for, when it comes from caches.
+enum After {
+    Nothing,
+    /// The step was done: its effect, i.e. a decision other than the step again.
+    Done(Step, tokio::time::Instant),
+    /// An object changed between observing and acting: any event after the one the step
+    /// was decided on (counted by `Watched::subscribe`).
+    Conflict(u64, tokio::time::Instant),
+}
+
+impl After {
+    fn performed(step: Step, done: bool, decided_on: u64) -> After {
+        let deadline = tokio::time::Instant::now() + CATCH_UP;
+        if done {
+            After::Done(step, deadline)
+        } else {
+            After::Conflict(decided_on, deadline)
+        }
+    }
+
+    fn deadline(&self) -> tokio::time::Instant {
+        match self {
+            After::Nothing => tokio::time::Instant::now(),
+            After::Done(_, d) | After::Conflict(_, d) => *d,
+        }
+    }
+
+    /// Whether the caches, as of event `seen`, which make `next` the decision, may not show
+    /// the last step yet.
+    fn waits_for(&self, seen: u64, next: impl FnOnce() -> Step) -> bool {
+        match self {
+            After::Nothing => false,
+            After::Done(step, _) => repeats(step, &next()),
+            After::Conflict(decided_on, _) => seen <= *decided_on,
+        }
+    }
+}
+
+/// Runs `f` when dropped.
+fn scopeguard(f: impl FnOnce()) -> impl Drop {
+    struct Guard<F: FnOnce()>(Option<F>);
+    impl<F: FnOnce()> Drop for Guard<F> {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f()
+            }
+        }
+    }
+    Guard(Some(f))
+}
+
+/// PURE: whether `next` is `last` again, as a cache that has not caught up decides it: the
+/// same step, or the PVs of a protection that are not shown protected yet.
+fn repeats(last: &Step, next: &Step) -> bool {
+    match (last, next) {
+        (
+            Step::ProtectVolumes { side, volumes },
+            Step::ProtectVolumes {
+                side: next_side,
+                volumes: left,
+            },
+        ) => side == next_side && left.iter().all(|v| volumes.contains(v)),
+        _ => last == next,
+    }
+}
+
 impl Run<'_> {
     /// Makes what the destination lacks (`preparation`, see `plan::forward_steps`), then drives
     /// the migration in `direction` until it is done. All of it holds the migration's Lease
@@ -68,6 +139,8 @@ impl Run<'_> {
         let (namespace, rest): (Vec<&Step>, Vec<&Step>) = preparation
             .iter()
             .partition(|s| matches!(s, Step::CreateNamespace));
+        // The watches list while the preparation runs.
+        self.start_watching();
         self.catching_ctrl_c(async {
             for step in namespace {
                 self.prepare(step, operator).await?;
@@ -81,6 +154,19 @@ impl Run<'_> {
             .await
         })
         .await
+    }
+
+    /// Starts the watches the loop observes through, once (unless polling is asked for, see
+    /// `watched::wanted`); the executor's waits use them too.
+    fn start_watching(&self) {
+        let ex = &self.executor;
+        if ex.watched().is_none() && watched::wanted() {
+            ex.watch_with(Some(Arc::new(Watched::start(
+                [&ex.source, &ex.destination],
+                [&ex.source_at, &ex.destination_at],
+                &self.settings.name,
+            ))));
+        }
     }
 
     /// Runs `work` with Ctrl-C turned into a stop at the next safe point.
@@ -160,7 +246,28 @@ impl Run<'_> {
         }
     }
 
+    /// Says which steps could not be recorded as Events (with `all`, waiting for the last).
+    async fn tell_unrecorded(&self, all: bool, operator: &mut dyn Operator) {
+        for e in self.executor.recorded(all).await {
+            operator.event(Event::Detail(
+                1,
+                format!("could not record the step as a Kubernetes Event: {e}"),
+            ));
+        }
+    }
+
+    /// [`Run::reconcile_steps`], then the last steps' Events are written before the run ends.
     pub(super) async fn reconcile_loop(
+        &self,
+        direction: Direction,
+        operator: &mut dyn Operator,
+    ) -> Result<()> {
+        let result = self.reconcile_steps(direction, operator).await;
+        self.tell_unrecorded(true, operator).await;
+        result
+    }
+
+    async fn reconcile_steps(
         &self,
         direction: Direction,
         operator: &mut dyn Operator,
@@ -176,6 +283,12 @@ impl Run<'_> {
         });
         let mut scope: Option<super::observe::Scope> = None;
         let retry = retry_policy();
+        self.start_watching();
+        let watched = ex.watched();
+        // The watches end with the loop, however it ends.
+        let _unwatch = scopeguard(|| ex.watch_with(None));
+        let mut changes = watched.as_ref().map(|w| w.subscribe());
+        let mut after = After::Nothing;
         loop {
             if ex.interrupt.is_set() {
                 return Err(self.stopped("interrupted (Ctrl-C) at a safe point", operator));
@@ -187,6 +300,10 @@ impl Run<'_> {
             // both clusters are read at the same time.
             let observing = Instant::now();
             let observation = (|| async {
+                if let Some(w) = &watched {
+                    w.ready().await;
+                    return w.snapshot();
+                }
                 match &scope {
                     Some(t) => tokio::try_join!(self.load_journal(), self.observe_with(t)),
                     None => {
@@ -204,12 +321,30 @@ impl Run<'_> {
                     delay,
                 })
             });
+            let seen = changes.as_mut().map_or(0, |c| *c.borrow_and_update());
             // Reads that hang on an unreachable server end when the lease is lost.
             let (stored, observed) = tokio::select! {
                 biased;
                 observed = observation => observed?,
                 reason = ex.lease_lost() => return Err(Error::LeaseLost { reason }),
             };
+            // The caches may not show the last step's writes yet: wait for them (briefly; a
+            // cache that lags longer only costs a repeated, idempotent step).
+            if let Some(changes) = &mut changes
+                && after.waits_for(seen, || {
+                    decide::next_step(stored.as_ref().map(|s| &s.journal), &observed, &self.decide)
+                })
+            {
+                let catching_up = tokio::time::timeout_at(after.deadline(), changes.changed());
+                tokio::select! {
+                    caught_up = catching_up => if caught_up.is_err() {
+                        after = After::Nothing;
+                    },
+                    // Ctrl-C is handled at the top of the loop.
+                    () = ex.interrupt.wait() => {}
+                }
+                continue;
+            }
             operator.event(Event::Detail(
                 2,
                 format!(
@@ -292,8 +427,10 @@ impl Run<'_> {
                 }
                 moves += 1;
             }
-            self.perform(&step, stored.as_ref(), &observed, retry, operator)
+            let done = self
+                .perform(&step, stored.as_ref(), &observed, retry, operator)
                 .await?;
+            after = After::performed(step, done, seen);
         }
     }
 
@@ -319,6 +456,7 @@ impl Run<'_> {
                 cluster: &cluster,
                 description: &description,
                 elapsed,
+                waited: None,
                 error,
             })
         };
@@ -340,14 +478,25 @@ impl Run<'_> {
             });
         tokio::pin!(work);
         let told_as = |note| match note {
-            Note::Waiting { pod, reason } => Event::Waiting { pod, reason },
-            Note::Retrying { message, delay } => Event::Retrying { message, delay },
-            Note::Kept(why) => Event::Warning(why),
+            Note::Waiting { pod, reason } => Some(Event::Waiting { pod, reason }),
+            Note::Retrying { message, delay } => Some(Event::Retrying { message, delay }),
+            Note::Kept(why) => Some(Event::Warning(why)),
+            Note::Waited(_) => None,
+        };
+        // Of the step's time, how much it waited for the cluster (see `Note::Waited`).
+        let mut waited = Duration::ZERO;
+        let mut tell = |note: Note, operator: &mut dyn Operator| {
+            if let Note::Waited(d) = note {
+                waited += d;
+            }
+            if let Some(e) = told_as(note) {
+                operator.event(e);
+            }
         };
         let result = loop {
             tokio::select! {
                 result = &mut work => break result,
-                Some(note) = told.recv() => operator.event(told_as(note)),
+                Some(note) = told.recv() => tell(note, operator),
                 // A wait, or a request that hangs, must not outlast the lease: the step is
                 // dropped as a crash would end it, and every step is idempotent.
                 reason = ex.lease_lost() => break Err(Error::LeaseLost { reason }),
@@ -355,7 +504,7 @@ impl Run<'_> {
         };
         // A note sent just before the step ended (a Kept one is) may not have been read yet.
         while let Ok(note) = told.try_recv() {
-            operator.event(told_as(note));
+            tell(note, operator);
         }
         let elapsed = Some(started.elapsed());
         match result {
@@ -369,14 +518,18 @@ impl Run<'_> {
                 Ok(false)
             }
             Ok(()) => {
-                operator.event(event(StepPhase::Finished, elapsed, None));
+                operator.event(Event::Step(StepEvent {
+                    phase: StepPhase::Finished,
+                    step,
+                    cluster: &cluster,
+                    description: &description,
+                    elapsed,
+                    waited: (!waited.is_zero()).then_some(waited),
+                    error: None,
+                }));
                 let rollback = stored.is_some_and(|s| s.journal.direction == Direction::Rollback);
-                if let Err(e) = ex.record_step(step, &description, rollback).await {
-                    operator.event(Event::Detail(
-                        1,
-                        format!("could not record the step as a Kubernetes Event: {e}"),
-                    ));
-                }
+                ex.record_step(step, &description, rollback);
+                self.tell_unrecorded(false, operator).await;
                 Ok(true)
             }
             // Someone changed an object between observing and acting: decide again.
@@ -427,6 +580,33 @@ mod tests {
             message: "x".into()
         }));
         assert!(!is_transient(&Error::Usage("x".into())));
+    }
+
+    #[test]
+    fn the_caches_are_waited_for_until_they_show_the_last_step() {
+        let protect = |v: &[&str]| Step::ProtectVolumes {
+            side: Side::Source,
+            volumes: v.iter().map(|s| s.to_string()).collect(),
+        };
+        let shrink = Step::Resize {
+            side: Side::Source,
+            start: 0,
+            replicas: 2,
+        };
+        // The same step again, or PVs of the protection not shown protected yet: wait.
+        assert!(repeats(&shrink, &shrink.clone()));
+        assert!(repeats(&protect(&["a", "b"]), &protect(&["b"])));
+        // Anything else is the next step.
+        assert!(!repeats(&protect(&["a"]), &protect(&["a", "c"])));
+        assert!(!repeats(&shrink, &Step::MarkComplete));
+        let done = After::performed(shrink.clone(), true, 7);
+        assert!(done.waits_for(8, || shrink.clone()));
+        assert!(!done.waits_for(8, || Step::MarkComplete));
+        // After a conflict, only an event newer than the decision's is worth deciding on.
+        let conflict = After::performed(shrink.clone(), false, 7);
+        assert!(conflict.waits_for(7, || Step::MarkComplete));
+        assert!(!conflict.waits_for(8, || shrink.clone()));
+        assert!(!After::Nothing.waits_for(0, || shrink.clone()));
     }
 
     #[test]

@@ -360,6 +360,9 @@ fn step_fields(e: &crate::statefulset::StepEvent<'_>) -> Value {
             .unwrap_or(u64::MAX)
             .into();
     }
+    if let Some(waited) = e.waited {
+        fields["waitedMs"] = u64::try_from(waited.as_millis()).unwrap_or(u64::MAX).into();
+    }
     if let Some(error) = &e.error {
         fields["error"] = error.clone().into();
     }
@@ -384,6 +387,7 @@ mod tests {
             cluster: "km-b",
             description: "wait",
             elapsed: Some(Duration::from_millis(1500)),
+            waited: None,
             error: None,
         });
         assert_eq!(
@@ -399,6 +403,20 @@ mod tests {
         })
         .unwrap();
         assert_eq!(text.matches("\"ordinals\"").count(), 1, "{text}");
+        // A step that waited for the cluster says how long, apart from its own time.
+        let copy = step_fields(&StepEvent {
+            phase: StepPhase::Finished,
+            step: &step,
+            cluster: "km-b",
+            description: "copy",
+            elapsed: Some(Duration::from_millis(30)),
+            waited: Some(Duration::from_millis(12)),
+            error: None,
+        });
+        assert_eq!(
+            (copy["elapsedMs"].as_u64(), copy["waitedMs"].as_u64()),
+            (Some(30), Some(12))
+        );
     }
 
     #[test]
