@@ -131,7 +131,7 @@ for name in "${names[@]}"; do
     --kubeconfig "$ckc" --authentication-kubeconfig "$ckc" --authorization-kubeconfig "$ckc" \
     --root-ca-file "$pki/ca.crt" --service-account-private-key-file "$pki/admin.key" \
     --bind-address 127.0.0.1 --secure-port "$kcm_port" --leader-elect=false --controllers '*' \
-    --use-service-account-credentials=false
+    --use-service-account-credentials=false --kube-api-qps 200 --kube-api-burst 300
   spawn "$name/kube-scheduler" "$dir/kube-scheduler.log" kube-scheduler \
     --kubeconfig "$ckc" --authentication-kubeconfig "$ckc" --authorization-kubeconfig "$ckc" \
     --bind-address 127.0.0.1 --secure-port "$sched_port" --leader-elect=false
