@@ -145,6 +145,8 @@ pub struct Executor {
     lease: Mutex<Option<lease::Held>>,
     /// The reconciler's watch caches while it runs; the waits then wake on their events.
     watched: Mutex<Option<Arc<Watched>>>,
+    /// The resourceVersion of the run's last write of the journal (see `journal_written`).
+    journal_written: Mutex<Option<String>>,
     /// The Event writes of finished steps, in the background; each says why it failed.
     recording: Mutex<Vec<tokio::task::JoinHandle<Option<String>>>>,
 }
@@ -175,6 +177,7 @@ impl Executor {
             interrupt: Interrupt::default(),
             watched: Mutex::default(),
             recording: Mutex::default(),
+            journal_written: Mutex::default(),
             dry_run: None,
             lease: Mutex::new(None),
         }
@@ -233,6 +236,21 @@ impl Executor {
             .lock()
             .expect("no panics while holding it")
             .clone()
+    }
+
+    /// The resourceVersion of this run's last write (create or update) of the journal.
+    pub fn journal_written(&self) -> Option<String> {
+        self.journal_written
+            .lock()
+            .expect("no panics while holding it")
+            .clone()
+    }
+
+    fn wrote_journal(&self, resource_version: Option<String>) {
+        *self
+            .journal_written
+            .lock()
+            .expect("no panics while holding it") = resource_version;
     }
 
     /// Lets the waits use the reconciler's watch caches (`None`: watch of their own).
@@ -657,16 +675,17 @@ impl Executor {
     pub(super) async fn create_journal(&self, journal: &Journal, action: &str) -> Result<Written> {
         let namespace = &self.destination_at.namespace;
         let api = self.namespaced(Side::Destination);
-        self.write(
-            Side::Destination,
-            action,
-            api.create(
-                &self.post_params(),
-                &journal::config_map(journal, namespace, None),
-            ),
-            Some(409),
-        )
-        .await
+        let params = self.post_params();
+        let cm = journal::config_map(journal, namespace, None);
+        let create = async {
+            let written = api.create(&params, &cm).await?;
+            if !self.is_dry_run() {
+                self.wrote_journal(written.metadata.resource_version.clone());
+            }
+            Ok(written)
+        };
+        self.write(Side::Destination, action, create, Some(409))
+            .await
     }
 
     /// Replaces the journal with `change` applied, failing with a conflict if someone else
@@ -695,18 +714,16 @@ impl Executor {
         let namespace = &self.destination_at.namespace;
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> = self.namespaced(Side::Destination);
         let cm = journal::config_map(&journal, namespace, Some(stored.resource_version.clone()));
-        let result = self
-            .write(
-                Side::Destination,
-                action,
-                api.replace(
-                    &journal::object_name(&journal.name),
-                    &self.post_params(),
-                    &cm,
-                ),
-                None,
-            )
-            .await;
+        let name = journal::object_name(&journal.name);
+        let params = self.post_params();
+        let replace = async {
+            let written = api.replace(&name, &params, &cm).await?;
+            if !self.is_dry_run() {
+                self.wrote_journal(written.metadata.resource_version.clone());
+            }
+            Ok(written)
+        };
+        let result = self.write(Side::Destination, action, replace, None).await;
         match result {
             // Someone (or an earlier attempt of ours) wrote it since we read it: decide again.
             Err(e) if e.http_status() == Some(409) => Err(Error::Conflict(
@@ -732,6 +749,9 @@ impl Executor {
     }
 
     async fn delete_journal(&self) -> Result<()> {
+        if !self.is_dry_run() {
+            self.wrote_journal(None);
+        }
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> = self.namespaced(Side::Destination);
         self.write(
             Side::Destination,

@@ -63,6 +63,8 @@ const CATCH_UP: Duration = Duration::from_secs(2);
 /// What the last step leaves the next observation to wait for, when it comes from caches.
 enum After {
     Nothing,
+    /// The loop starts: only the journal the preparation wrote, if not shown yet.
+    Start(tokio::time::Instant),
     /// The step was done: its effect, i.e. a decision other than the step again.
     Done(Step, tokio::time::Instant),
     /// An object changed between observing and acting: any event after the one the step
@@ -83,18 +85,32 @@ impl After {
     fn deadline(&self) -> tokio::time::Instant {
         match self {
             After::Nothing => tokio::time::Instant::now(),
-            After::Done(_, d) | After::Conflict(_, d) => *d,
+            After::Start(d) | After::Done(_, d) | After::Conflict(_, d) => *d,
         }
     }
 
     /// Whether the caches, as of event `seen`, which make `next` the decision, may not show
-    /// the last step yet.
-    fn waits_for(&self, seen: u64, next: impl FnOnce() -> Step) -> bool {
+    /// the last step yet (`stale_journal`: the journal it wrote is not shown).
+    fn waits_for(&self, seen: u64, stale_journal: bool, next: impl FnOnce() -> Step) -> bool {
         match self {
             After::Nothing => false,
-            After::Done(step, _) => repeats(step, &next()),
+            After::Start(_) => stale_journal,
+            After::Done(step, _) => stale_journal || repeats(step, &next()),
             After::Conflict(decided_on, _) => seen <= *decided_on,
         }
+    }
+}
+
+/// Whether the journal `stored` (from the caches) is older than the run's last write of it:
+/// missing right after the preparation created it (next to the destination set it made, which
+/// without the journal is a reason to stop), or a version behind after a step's decision moved
+/// on before its journal write showed (wait-ready records the ordinal verified), where an
+/// update would only conflict.
+fn stale_journal(ex: &super::executor::Executor, stored: Option<&Stored>) -> bool {
+    match (ex.journal_written(), stored) {
+        (Some(written), Some(s)) => s.resource_version != written,
+        (Some(_), None) => true,
+        (None, _) => false,
     }
 }
 
@@ -275,6 +291,7 @@ impl Run<'_> {
         let ex = &self.executor;
         let mut seen_journal = false;
         let mut moves = 0usize;
+        let mut approved: Option<Step> = None;
         operator.event(Event::LoopStarted {
             title: format!(
                 "{} {}->{}",
@@ -288,7 +305,7 @@ impl Run<'_> {
         // The watches end with the loop, however it ends.
         let _unwatch = scopeguard(|| ex.watch_with(None));
         let mut changes = watched.as_ref().map(|w| w.subscribe());
-        let mut after = After::Nothing;
+        let mut after = After::Start(tokio::time::Instant::now() + CATCH_UP);
         loop {
             if ex.interrupt.is_set() {
                 return Err(self.stopped("interrupted (Ctrl-C) at a safe point", operator));
@@ -331,7 +348,7 @@ impl Run<'_> {
             // The caches may not show the last step's writes yet: wait for them (briefly; a
             // cache that lags longer only costs a repeated, idempotent step).
             if let Some(changes) = &mut changes
-                && after.waits_for(seen, || {
+                && after.waits_for(seen, stale_journal(ex, stored.as_ref()), || {
                     decide::next_step(stored.as_ref().map(|s| &s.journal), &observed, &self.decide)
                 })
             {
@@ -411,7 +428,10 @@ impl Run<'_> {
                 .as_ref()
                 .map(|s| s.journal.direction)
                 .unwrap_or(Direction::Forward);
-            if self.settings.step && starts_a_move(&step, direction_now) {
+            let a_move = starts_a_move(&step, direction_now);
+            // A move decided again after a conflict is the same move: asked about once, and
+            // counted once it is done.
+            if self.settings.step && a_move && approved.as_ref() != Some(&step) {
                 let description = plan::describe(&step, &ex.names);
                 match operator.before_move(&description, moves) {
                     Ok(StepGate::Go) => {}
@@ -425,11 +445,15 @@ impl Run<'_> {
                     }
                     Err(other) => return Err(other),
                 }
-                moves += 1;
+                approved = Some(step.clone());
             }
             let done = self
                 .perform(&step, stored.as_ref(), &observed, retry, operator)
                 .await?;
+            if done && a_move {
+                moves += 1;
+                approved = None;
+            }
             after = After::performed(step, done, seen);
         }
     }
@@ -600,13 +624,18 @@ mod tests {
         assert!(!repeats(&protect(&["a"]), &protect(&["a", "c"])));
         assert!(!repeats(&shrink, &Step::MarkComplete));
         let done = After::performed(shrink.clone(), true, 7);
-        assert!(done.waits_for(8, || shrink.clone()));
-        assert!(!done.waits_for(8, || Step::MarkComplete));
+        assert!(done.waits_for(8, false, || shrink.clone()));
+        assert!(!done.waits_for(8, false, || Step::MarkComplete));
+        // A journal write not shown yet holds the next decision too.
+        assert!(done.waits_for(8, true, || Step::MarkComplete));
         // After a conflict, only an event newer than the decision's is worth deciding on.
         let conflict = After::performed(shrink.clone(), false, 7);
-        assert!(conflict.waits_for(7, || Step::MarkComplete));
-        assert!(!conflict.waits_for(8, || shrink.clone()));
-        assert!(!After::Nothing.waits_for(0, || shrink.clone()));
+        assert!(conflict.waits_for(7, false, || Step::MarkComplete));
+        assert!(!conflict.waits_for(8, false, || shrink.clone()));
+        assert!(!After::Nothing.waits_for(0, true, || shrink.clone()));
+        let start = After::Start(tokio::time::Instant::now());
+        assert!(start.waits_for(0, true, || shrink.clone()));
+        assert!(!start.waits_for(0, false, || shrink.clone()));
     }
 
     #[test]
