@@ -114,19 +114,6 @@ fn stale_journal(ex: &super::executor::Executor, stored: Option<&Stored>) -> boo
     }
 }
 
-/// Runs `f` when dropped.
-fn scopeguard(f: impl FnOnce()) -> impl Drop {
-    struct Guard<F: FnOnce()>(Option<F>);
-    impl<F: FnOnce()> Drop for Guard<F> {
-        fn drop(&mut self) {
-            if let Some(f) = self.0.take() {
-                f()
-            }
-        }
-    }
-    Guard(Some(f))
-}
-
 /// PURE: whether `next` is `last` again, as a cache that has not caught up decides it: the
 /// same step, or the PVs of a protection that are not shown protected yet.
 fn repeats(last: &Step, next: &Step) -> bool {
@@ -272,13 +259,16 @@ impl Run<'_> {
         }
     }
 
-    /// [`Run::reconcile_steps`], then the last steps' Events are written before the run ends.
+    /// [`Run::reconcile_steps`]; then its watches end, and the last steps' Events are written
+    /// before the run ends.
     pub(super) async fn reconcile_loop(
         &self,
         direction: Direction,
         operator: &mut dyn Operator,
     ) -> Result<()> {
         let result = self.reconcile_steps(direction, operator).await;
+        // The watches end with the loop, however it ends.
+        self.executor.watch_with(None);
         self.tell_unrecorded(true, operator).await;
         result
     }
@@ -302,8 +292,6 @@ impl Run<'_> {
         let retry = retry_policy();
         self.start_watching();
         let watched = ex.watched();
-        // The watches end with the loop, however it ends.
-        let _unwatch = scopeguard(|| ex.watch_with(None));
         let mut changes = watched.as_ref().map(|w| w.subscribe());
         let mut after = After::Start(tokio::time::Instant::now() + CATCH_UP);
         loop {

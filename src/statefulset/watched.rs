@@ -41,6 +41,8 @@ pub fn wanted() -> bool {
 /// One side's caches.
 struct SideStores {
     side: Side,
+    /// The side's cluster, named in an error of its watches.
+    cluster: Cluster,
     at: Location,
     sets: Store<StatefulSet>,
     pods: Store<Pod>,
@@ -75,7 +77,6 @@ pub struct Watched {
     /// Counts watch events (and failures), so that waiters wake on any change.
     changed: watch::Receiver<u64>,
     health: Shared,
-    clusters: [Cluster; 2],
     tasks: Vec<tokio::task::AbortHandle>,
 }
 
@@ -140,6 +141,7 @@ impl Starter {
         let all = watcher::Config::default;
         SideStores {
             side,
+            cluster: cluster.clone(),
             at: at.clone(),
             sets: self.start(
                 side,
@@ -208,7 +210,6 @@ impl Watched {
             set: set.to_string(),
             changed,
             health: starter.health,
-            clusters: [clusters[0].clone(), clusters[1].clone()],
             tasks: starter.tasks,
         }
     }
@@ -252,15 +253,14 @@ impl Watched {
             .next()
             .map(|(k, v)| (*k, v.clone()));
         if let Some(((side, what), failure)) = failing {
-            let cluster = match side {
-                Side::Source => &self.clusters[0],
-                Side::Destination => &self.clusters[1],
-            };
             let source = match failure {
                 Failure::Refused(status) => kube::Error::Api(status),
                 Failure::Broken(message) => kube::Error::Service(message.into()),
             };
-            return Err(cluster.api_error(&format!("watch {what}"), source));
+            return Err(self
+                .side(side)
+                .cluster
+                .api_error(&format!("watch {what}"), source));
         }
         if !self.all_ready() {
             return Err(Error::Conflict("the watches have not listed yet".into()));
