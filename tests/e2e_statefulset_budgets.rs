@@ -242,12 +242,44 @@ async fn batch_auto_moves_as_many_as_the_budget_allows_and_rolls_back_alike() {
     replay_budget_writes(&out.stdout, start, 3, 5);
     pair.wait_ready(true, 5).await;
 
+    // One step of the rollback; then --status with --batch auto names the step such a run
+    // takes next: the one of two ordinals per step, not of one.
+    let out = run(migrate(
+        pair.ns(),
+        &[
+            "--rollback",
+            "--yes",
+            "--batch",
+            "auto",
+            "--step",
+            "-o",
+            "json",
+        ],
+    ));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(moved_batches(&out.stdout).len(), 1, "{}", stderr(&out));
+    let next_step = |batch: &str| {
+        let out = run(migrate(
+            pair.ns(),
+            &["--status", "--batch", batch, "-o", "json"],
+        ));
+        assert!(out.status.success(), "{}", stderr(&out));
+        let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        status["nextStep"].as_str().unwrap().to_string()
+    };
+    let auto = next_step("auto");
+    assert_eq!(auto, next_step("2"));
+    assert_ne!(
+        auto,
+        next_step("1"),
+        "the next step is the same with one ordinal per step"
+    );
     let out = run(migrate(
         pair.ns(),
         &["--rollback", "--yes", "--batch", "auto", "-o", "json"],
     ));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(moved_batches(&out.stdout).len(), 3, "{}", stderr(&out));
+    assert_eq!(moved_batches(&out.stdout).len(), 2, "{}", stderr(&out));
     observer.assert_never_split();
     pair.wait_ready(false, 5).await;
     assert_eq!(budget_spec(&pair, false).await, Some(original));

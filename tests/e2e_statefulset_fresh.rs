@@ -96,6 +96,36 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
         );
     }
 
+    // --status shows each claim's volume in each cluster: the kept one and the fresh one.
+    let out = run(migrate(pair.ns(), &["--status", "-o", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for row in status["ordinals"].as_array().unwrap() {
+        let claim = &row["claims"][0];
+        let name = claim["claim"].as_str().unwrap();
+        assert_eq!(
+            claim["volume"].as_str(),
+            Some(before[name].0.as_str()),
+            "{row}"
+        );
+        assert_eq!(
+            claim["destinationVolume"].as_str(),
+            Some(moved[name].0.as_str()),
+            "{row}"
+        );
+        assert_eq!(claim["sourceReclaimPolicy"], "Retain", "{row}");
+        let fresh = pair.volume(true, &moved[name].0).await.unwrap();
+        assert_eq!(
+            claim["destinationReclaimPolicy"].as_str(),
+            fresh
+                .spec
+                .unwrap()
+                .persistent_volume_reclaim_policy
+                .as_deref(),
+            "{row}"
+        );
+    }
+
     let out = run(migrate(
         pair.ns(),
         &[

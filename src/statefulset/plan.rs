@@ -20,6 +20,18 @@ pub struct Names {
 }
 
 impl Names {
+    /// Set web in namespace db, from km-a to km-b: the names the unit tests use.
+    #[cfg(test)]
+    pub fn fixture() -> Names {
+        Names {
+            set: "web".into(),
+            source_context: "km-a".into(),
+            source_namespace: "db".into(),
+            destination_context: "km-b".into(),
+            destination_namespace: "db".into(),
+        }
+    }
+
     pub fn context(&self, side: Side) -> &str {
         match side {
             Side::Source => &self.source_context,
@@ -897,22 +909,12 @@ mod tests {
     use super::*;
     use crate::statefulset::model::*;
 
-    fn names() -> Names {
-        Names {
-            set: "web".into(),
-            source_context: "km-a".into(),
-            source_namespace: "db".into(),
-            destination_context: "km-b".into(),
-            destination_namespace: "db".into(),
-        }
-    }
-
     fn telling<'a>(
         observed: &'a Observed,
         min_ready_seconds: i32,
         health_check: Option<&'a str>,
     ) -> Telling<'a> {
-        let names = Box::leak(Box::new(names()));
+        let names = Box::leak(Box::new(Names::fixture()));
         Telling {
             observed,
             names,

@@ -148,10 +148,19 @@ impl Run<'_> {
     async fn status(&self) -> Result<Outcome> {
         let stored = self.load_journal().await?;
         let observed = self.observe(stored.as_ref()).await?;
+        // The next step shown is the one a run with these flags would take: `--batch auto`
+        // resolves from the budgets the journal recorded, as a resume does.
+        let mut decide = self.decide.clone();
+        if self.settings.batch == Batch::Auto
+            && let Some(stored) = &stored
+        {
+            decide.batch =
+                super::budget::auto_batch(&stored.journal.budgets, stored.journal.replicas).0;
+        }
         Ok(Outcome::Status(status::report(
             stored.as_ref().map(|s| &s.journal),
             &observed,
-            &self.decide,
+            &decide,
             &self.executor.names,
         )))
     }

@@ -83,7 +83,11 @@ impl PodState {
 #[serde(rename_all = "camelCase")]
 pub struct ClaimRow {
     pub claim: String,
+    /// The claim's volume: the source's where the claim is there (a copy keeps its volume).
     pub volume: Option<String>,
+    /// The destination's claim's volume when it is another one (`--volumes=fresh`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub destination_volume: Option<String>,
     pub in_source: bool,
     pub in_destination: bool,
     pub source_reclaim_policy: Option<String>,
@@ -156,18 +160,24 @@ pub fn report(
                     let s = observed.source.claims.get(&claim);
                     let d = observed.destination.claims.get(&claim);
                     let volume = s.or(d).and_then(|c| c.volume_name.clone());
-                    let policy = |view: &super::model::ClusterView| {
+                    let destination_volume = d
+                        .and_then(|c| c.volume_name.clone())
+                        .filter(|v| Some(v) != volume.as_ref());
+                    let policy = |view: &super::model::ClusterView, volume: Option<&String>| {
                         volume
-                            .as_ref()
                             .and_then(|v| view.volumes.get(v))
                             .map(|v| v.reclaim_policy.clone())
                     };
                     ClaimRow {
                         in_source: s.is_some(),
                         in_destination: d.is_some(),
-                        source_reclaim_policy: policy(&observed.source),
-                        destination_reclaim_policy: policy(&observed.destination),
+                        source_reclaim_policy: policy(&observed.source, volume.as_ref()),
+                        destination_reclaim_policy: policy(
+                            &observed.destination,
+                            destination_volume.as_ref().or(volume.as_ref()),
+                        ),
                         volume,
+                        destination_volume,
                         claim,
                     }
                 })
@@ -202,5 +212,56 @@ pub fn report(
         }),
         ordinals: rows,
         next_step: next,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::statefulset::model::*;
+
+    /// Ordinal 0's claim with the volume `destination` has in the destination (none: only in
+    /// the source).
+    fn claim_row(in_destination: Option<(&str, &str)>) -> ClaimRow {
+        let mut source = ClusterView {
+            set: Some(fixtures::set("u", 0, 1, Retention::retain())),
+            ..Default::default()
+        };
+        fixtures::add_claim(&mut source, "db", "data-web-0", "pv-a", "Retain");
+        let mut destination = ClusterView::default();
+        if let Some((volume, policy)) = in_destination {
+            fixtures::add_claim(&mut destination, "db", "data-web-0", volume, policy);
+        }
+        let observed = Observed {
+            source,
+            destination,
+        };
+        let settings = Settings {
+            name: "web".into(),
+            batch: 1,
+        };
+        let mut report = report(None, &observed, &settings, &Names::fixture());
+        report.ordinals.pop().unwrap().claims.pop().unwrap()
+    }
+
+    #[test]
+    fn a_fresh_claim_shows_its_own_volume_and_policy_beside_the_sources() {
+        let row = claim_row(Some(("pv-b", "Delete")));
+        assert_eq!(row.volume.as_deref(), Some("pv-a"));
+        assert_eq!(row.destination_volume.as_deref(), Some("pv-b"));
+        assert_eq!(row.source_reclaim_policy.as_deref(), Some("Retain"));
+        assert_eq!(row.destination_reclaim_policy.as_deref(), Some("Delete"));
+    }
+
+    #[test]
+    fn a_copied_claim_shares_the_volume_and_names_it_once() {
+        let row = claim_row(Some(("pv-a", "Delete")));
+        assert_eq!(row.destination_volume, None);
+        assert_eq!(row.destination_reclaim_policy.as_deref(), Some("Delete"));
+        let json = serde_json::to_value(&row).unwrap();
+        assert!(json.get("destinationVolume").is_none(), "{json}");
+        let row = claim_row(None);
+        assert_eq!((row.in_source, row.in_destination), (true, false));
+        assert_eq!(row.destination_reclaim_policy, None);
     }
 }

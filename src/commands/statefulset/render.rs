@@ -54,17 +54,18 @@ impl Tabular for StatusReport {
                 .claims
                 .iter()
                 .map(|c| {
+                    let volume = c.volume.as_deref().unwrap_or("-");
+                    // With fresh volumes the claim has another volume in each cluster.
+                    if let Some(fresh) = &c.destination_volume {
+                        return format!("{} ({volume}: source, {fresh}: destination)", c.claim);
+                    }
                     let place = match (c.in_source, c.in_destination) {
                         (true, true) => "both",
                         (true, false) => "source",
                         (false, true) => "destination",
                         (false, false) => "missing",
                     };
-                    format!(
-                        "{} ({}: {place})",
-                        c.claim,
-                        c.volume.as_deref().unwrap_or("-")
-                    )
+                    format!("{} ({volume}: {place})", c.claim)
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
