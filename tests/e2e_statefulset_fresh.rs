@@ -141,6 +141,12 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
         "the rollback failed: {}",
         stderr(&out)
     );
+    let kept = format!(
+        "PVC(s) {}, made for the moved pods (--volumes=fresh)",
+        moved.keys().cloned().collect::<Vec<_>>().join(", ")
+    );
+    assert!(stderr(&out).contains(&kept), "{}", stderr(&out));
+    assert_eq!(pair.claims(true).await, moved, "the fresh claims are kept");
     pair.wait_ready(false, 3).await;
     assert_eq!(
         pair.claims(false).await,

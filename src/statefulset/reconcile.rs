@@ -365,6 +365,23 @@ impl Run<'_> {
             match (&stored, direction) {
                 // The rollback removed its journal: everything is back in the source.
                 (None, Direction::Rollback) => {
+                    // The destination's controller made these claims, so the rollback keeps
+                    // them; preflight refuses a new migration over them, so say it here.
+                    let kept: Vec<&str> = observed
+                        .destination
+                        .claims
+                        .keys()
+                        .map(String::as_str)
+                        .collect();
+                    if !self.settings.volumes.is_shared() && !kept.is_empty() {
+                        operator.event(Event::Warning(format!(
+                            "kept in {}/{}: PVC(s) {}, made for the moved pods (--volumes=fresh); \
+                             a new migration will not start over them, so delete them once their data is not needed",
+                            ex.destination.context,
+                            ex.destination_at.namespace,
+                            kept.join(", ")
+                        )));
+                    }
                     operator.event(Event::Finished(format!(
                         "Rolled back: {} runs in {} ({}).",
                         self.settings.name, ex.source.context, ex.source_at.namespace
