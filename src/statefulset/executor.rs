@@ -246,11 +246,25 @@ impl Executor {
             .clone()
     }
 
+    /// Notes the version of the run's write of the journal (`None`: deleted). A dry run's
+    /// writes change nothing, so it notes none.
     fn wrote_journal(&self, resource_version: Option<String>) {
-        *self
-            .journal_written
-            .lock()
-            .expect("no panics while holding it") = resource_version;
+        if !self.is_dry_run() {
+            *self
+                .journal_written
+                .lock()
+                .expect("no panics while holding it") = resource_version;
+        }
+    }
+
+    /// `write` of the journal, noting the version it wrote (see `journal_written`).
+    async fn noting_journal(
+        &self,
+        write: impl Future<Output = kube::Result<k8s_openapi::api::core::v1::ConfigMap>>,
+    ) -> kube::Result<k8s_openapi::api::core::v1::ConfigMap> {
+        let written = write.await?;
+        self.wrote_journal(written.metadata.resource_version.clone());
+        Ok(written)
     }
 
     /// Lets the waits use the reconciler's watch caches (`None`: watch of their own).
@@ -675,17 +689,14 @@ impl Executor {
     pub(super) async fn create_journal(&self, journal: &Journal, action: &str) -> Result<Written> {
         let namespace = &self.destination_at.namespace;
         let api = self.namespaced(Side::Destination);
-        let params = self.post_params();
         let cm = journal::config_map(journal, namespace, None);
-        let create = async {
-            let written = api.create(&params, &cm).await?;
-            if !self.is_dry_run() {
-                self.wrote_journal(written.metadata.resource_version.clone());
-            }
-            Ok(written)
-        };
-        self.write(Side::Destination, action, create, Some(409))
-            .await
+        self.write(
+            Side::Destination,
+            action,
+            self.noting_journal(api.create(&self.post_params(), &cm)),
+            Some(409),
+        )
+        .await
     }
 
     /// Replaces the journal with `change` applied, failing with a conflict if someone else
@@ -716,13 +727,7 @@ impl Executor {
         let cm = journal::config_map(&journal, namespace, Some(stored.resource_version.clone()));
         let name = journal::object_name(&journal.name);
         let params = self.post_params();
-        let replace = async {
-            let written = api.replace(&name, &params, &cm).await?;
-            if !self.is_dry_run() {
-                self.wrote_journal(written.metadata.resource_version.clone());
-            }
-            Ok(written)
-        };
+        let replace = self.noting_journal(api.replace(&name, &params, &cm));
         let result = self.write(Side::Destination, action, replace, None).await;
         match result {
             // Someone (or an earlier attempt of ours) wrote it since we read it: decide again.
@@ -749,9 +754,7 @@ impl Executor {
     }
 
     async fn delete_journal(&self) -> Result<()> {
-        if !self.is_dry_run() {
-            self.wrote_journal(None);
-        }
+        self.wrote_journal(None);
         let api: Api<k8s_openapi::api::core::v1::ConfigMap> = self.namespaced(Side::Destination);
         self.write(
             Side::Destination,

@@ -478,18 +478,18 @@ impl Run<'_> {
         ex.ensure_lease().await?;
         let cluster = ex.names.context(step.side()).to_string();
         let description = plan::describe(step, &ex.names);
-        let event = |phase, elapsed, error| {
+        let event = |phase, elapsed, waited, error| {
             Event::Step(StepEvent {
                 phase,
                 step,
                 cluster: &cluster,
                 description: &description,
                 elapsed,
-                waited: None,
+                waited,
                 error,
             })
         };
-        operator.event(event(StepPhase::Started, None, None));
+        operator.event(event(StepPhase::Started, None, None, None));
         let started = Instant::now();
         // What the step waits for, and retries, come from inside it while it runs.
         let (notes, mut told) = tokio::sync::mpsc::unbounded_channel();
@@ -542,20 +542,14 @@ impl Run<'_> {
                 operator.event(event(
                     StepPhase::Retried,
                     elapsed,
+                    None,
                     Some("interrupted (Ctrl-C); stopping at a safe point".into()),
                 ));
                 Ok(false)
             }
             Ok(()) => {
-                operator.event(Event::Step(StepEvent {
-                    phase: StepPhase::Finished,
-                    step,
-                    cluster: &cluster,
-                    description: &description,
-                    elapsed,
-                    waited: (!waited.is_zero()).then_some(waited),
-                    error: None,
-                }));
+                let waited = (!waited.is_zero()).then_some(waited);
+                operator.event(event(StepPhase::Finished, elapsed, waited, None));
                 let rollback = stored.is_some_and(|s| s.journal.direction == Direction::Rollback);
                 ex.record_step(step, &description, rollback);
                 self.tell_unrecorded(false, operator).await;
@@ -566,12 +560,13 @@ impl Run<'_> {
                 operator.event(event(
                     StepPhase::Retried,
                     elapsed,
+                    None,
                     Some(format!("{m}; deciding again")),
                 ));
                 Ok(false)
             }
             Err(e) => {
-                operator.event(event(StepPhase::Failed, elapsed, Some(e.to_string())));
+                operator.event(event(StepPhase::Failed, elapsed, None, Some(e.to_string())));
                 Err(match e {
                     // Ctrl-C reached a running health check too: still a clean stop.
                     Error::Cancelled(reason) => self.stopped(reason, operator),

@@ -230,14 +230,13 @@ impl Watched {
         self.health.lock().expect("not poisoned").listed.len() == self.tasks.len()
     }
 
+    fn any_failing(&self) -> bool {
+        !self.health.lock().expect("not poisoned").failing.is_empty()
+    }
+
     /// Waits until every watch has listed once, or one of them fails.
     pub async fn ready(&self) {
-        let mut changed = self.subscribe();
-        while !self.all_ready() && self.health.lock().expect("not poisoned").failing.is_empty() {
-            if changed.changed().await.is_err() {
-                return;
-            }
-        }
+        self.until(|w| w.all_ready() || w.any_failing()).await
     }
 
     /// The journal and both sides as the caches show them now. An error while a watch cannot

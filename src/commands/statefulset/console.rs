@@ -381,7 +381,7 @@ mod tests {
             side: Side::Destination,
             ordinals: vec![3, 4],
         };
-        let fields = step_fields(&StepEvent {
+        let finished = StepEvent {
             phase: StepPhase::Finished,
             step: &step,
             cluster: "km-b",
@@ -389,7 +389,8 @@ mod tests {
             elapsed: Some(Duration::from_millis(1500)),
             waited: None,
             error: None,
-        });
+        };
+        let fields = step_fields(&finished);
         assert_eq!(
             fields,
             serde_json::json!({"step": "wait-ready", "ordinals": [3, 4], "cluster": "km-b",
@@ -405,13 +406,10 @@ mod tests {
         assert_eq!(text.matches("\"ordinals\"").count(), 1, "{text}");
         // A step that waited for the cluster says how long, apart from its own time.
         let copy = step_fields(&StepEvent {
-            phase: StepPhase::Finished,
-            step: &step,
-            cluster: "km-b",
             description: "copy",
             elapsed: Some(Duration::from_millis(30)),
             waited: Some(Duration::from_millis(12)),
-            error: None,
+            ..finished
         });
         assert_eq!(
             (copy["elapsedMs"].as_u64(), copy["waitedMs"].as_u64()),
