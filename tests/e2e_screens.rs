@@ -340,3 +340,58 @@ async fn plan_and_status_tables_keep_rows_whole_at_every_width() {
         ],
     );
 }
+
+/// With fresh volumes, --status names each claim's volume in both clusters (at 200 columns,
+/// where the claims column is not cut), and a rollback on the terminal names the claims it
+/// keeps in the destination.
+#[tokio::test]
+async fn fresh_status_shows_both_volumes_and_the_rollback_names_the_claims_it_keeps() {
+    let pair = Pair::new("screen-fresh").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let out = support::sts::run(support::sts::migrate(
+        pair.ns(),
+        &["--volumes=fresh", "--no-health-check", "--yes"],
+    ));
+    assert!(out.status.success(), "{}", support::sts::stderr(&out));
+    pair.wait_ready(true, 2).await;
+    let (kept, fresh) = (pair.claims(false).await, pair.claims(true).await);
+    let ns = pair.ns().to_string();
+    let status =
+        tokio::task::spawn_blocking(move || on_terminal(&ns, &["--status"], 200).finish(WAIT))
+            .await
+            .unwrap();
+    assert_eq!(status.code, 0, "{}", status.screen);
+    for (claim, (volume, _)) in &kept {
+        let cell = format!(
+            "{claim} ({volume}: source, {}: destination)",
+            fresh[claim].0
+        );
+        assert!(
+            status.screen.lines().any(|l| l.contains(&cell)),
+            "no line shows {cell:?}:\n{}",
+            status.screen
+        );
+    }
+    let ns = pair.ns().to_string();
+    let rolled_back = tokio::task::spawn_blocking(move || {
+        let args = [
+            "--volumes=fresh",
+            "--no-health-check",
+            "--rollback",
+            "--yes",
+        ];
+        on_terminal(&ns, &args, 200).finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(rolled_back.code, 0, "{}", rolled_back.screen);
+    assert!(
+        rolled_back
+            .screen
+            .contains("PVC(s) data-web-0, data-web-1, made for the moved pods (--volumes=fresh)"),
+        "{}",
+        rolled_back.screen
+    );
+    assert_eq!(pair.claims(true).await, fresh, "the fresh claims are kept");
+}
