@@ -1,6 +1,6 @@
 //! Cluster connection, in one place: resolve a kubeconfig context (no network), then connect one
 //! kube client per context with the user's --request-timeout applied.
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::version::Info;
@@ -25,6 +25,9 @@ pub struct Target {
     /// The context's namespace, else "default": where namespaced commands work without -n.
     pub namespace: String,
     kubeconfig: Kubeconfig,
+    /// The file named by --kubeconfig (none for $KUBECONFIG or the default), for the commands
+    /// that error messages suggest.
+    kubeconfig_path: Option<PathBuf>,
 }
 
 /// A connected cluster: its client plus what we learnt while connecting.
@@ -35,6 +38,7 @@ pub struct Cluster {
     pub client: Client,
     pub version: Info,
     request_timeout: Option<Duration>,
+    kubeconfig_path: Option<PathBuf>,
 }
 
 /// Loads the kubeconfig from `path`, or from $KUBECONFIG (merged) / ~/.kube/config.
@@ -115,7 +119,9 @@ fn refuse_odd_utf16(path: &Path) -> Result<()> {
 /// Picks `context` (or the current context) out of the kubeconfig. No network access.
 pub fn resolve(kubeconfig_path: Option<&Path>, context: Option<&str>) -> Result<Target> {
     let (kubeconfig, source_desc) = load_kubeconfig(kubeconfig_path)?;
-    resolve_in(kubeconfig, source_desc, context)
+    let mut target = resolve_in(kubeconfig, source_desc, context)?;
+    target.kubeconfig_path = kubeconfig_path.map(Path::to_path_buf);
+    Ok(target)
 }
 
 fn resolve_in(
@@ -169,6 +175,7 @@ fn resolve_in(
         source_desc,
         namespace,
         kubeconfig,
+        kubeconfig_path: None,
     })
 }
 
@@ -186,7 +193,7 @@ impl Target {
             .map_err(|source| Error::KubeconfigContext {
                 source_desc: self.source_desc.clone(),
                 context: self.context.clone(),
-                message: source.to_string(),
+                message: crate::error::kubeconfig_in_words(&source),
                 source: Some(source),
             })?;
         config.connect_timeout = Some(request_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT));
@@ -196,7 +203,9 @@ impl Target {
             config.reset_reader_on_write = true;
         }
         let client = kube::client::ClientBuilder::try_from(config)
-            .map_err(|e| self.cluster_error("cannot build a client", e))?
+            // Nothing to say before the reason ("Unable to connect to the server: cannot get
+            // credentials: ..."): building the client runs an exec credential plugin.
+            .map_err(|e| self.cluster_error("", e))?
             .with_layer(&requests::LogLayer {
                 server: self.server.trim_end_matches('/').to_string(),
             })
@@ -207,6 +216,7 @@ impl Target {
             client,
             version: Info::default(),
             request_timeout,
+            kubeconfig_path: self.kubeconfig_path.clone(),
         };
         let client = cluster.client.clone();
         // The version call doubles as the reachability check; it is bounded even with no
@@ -225,7 +235,8 @@ impl Target {
         Error::Cluster {
             context: self.context.clone(),
             server: self.server.clone(),
-            message: format!("{what}: {}", describe_kube_error(&source)),
+            what: what.to_string(),
+            kubeconfig: self.kubeconfig_path.clone(),
             source: Box::new(source),
         }
     }
@@ -270,7 +281,8 @@ impl Cluster {
             _ => Error::Cluster {
                 context: self.context.clone(),
                 server: self.server.clone(),
-                message: format!("{what}: {}", describe_kube_error(&e)),
+                what: what.to_string(),
+                kubeconfig: self.kubeconfig_path.clone(),
                 source: Box::new(e),
             },
         }
@@ -297,12 +309,9 @@ impl Cluster {
     }
 }
 
-/// What the server said, or the innermost reason a request failed.
+/// What the server said, or why the request did not reach it, in kubectl's words.
 pub fn describe_kube_error(err: &kube::Error) -> String {
-    if let kube::Error::Api(status) = err {
-        return format!("{} ({})", status.message, status.reason);
-    }
-    crate::error::with_causes(err.to_string(), std::error::Error::source(err))
+    crate::error::request::in_words(err, None)
 }
 
 /// A namespaced API object kube can read, create and delete.
@@ -422,12 +431,16 @@ pub fn is_status(err: &kube::Error, code: u16) -> bool {
     matches!(err, kube::Error::Api(status) if status.code == code)
 }
 
-/// The client's own connect/read timeouts surface as a nested `Elapsed`; report them as the
-/// timeout they are.
+/// The client's own connect/read timeouts surface as a nested `Elapsed` (or the system's own
+/// connect timeout); report them as the timeout they are.
 fn is_timeout(err: &kube::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
     while let Some(cause) = source {
-        if cause.is::<tokio::time::error::Elapsed>() || cause.to_string() == "deadline has elapsed"
+        if cause.is::<tokio::time::error::Elapsed>()
+            || cause.to_string() == "deadline has elapsed"
+            || cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
         {
             return true;
         }

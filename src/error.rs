@@ -1,8 +1,11 @@
 //! One error type for the whole tool. Each variant knows the exit code it maps to, so that
 //! `main` only has to print it and exit.
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::duration::humanize;
+
+pub mod request;
 
 /// Exit codes shared by every subcommand (documented in the README).
 pub mod exit {
@@ -55,19 +58,24 @@ pub enum Error {
         available: Vec<String>,
     },
 
-    #[error("cluster {context:?} ({server}) did not answer within {} (--request-timeout)", humanize(*.timeout))]
+    #[error(
+        "cluster {context:?} ({server}) did not answer within {} (--request-timeout); check that it is up, or give it longer with --request-timeout", humanize(*.timeout)
+    )]
     Timeout {
         context: String,
         server: String,
         timeout: Duration,
     },
 
-    /// An API call failed; `message` says what was being done and the server's reason.
-    #[error("cluster {context:?} ({server}): {message}")]
+    /// An API call failed: `what` was being done (`list pods`), `source` says why, in kubectl's
+    /// words (see [`request`]) and with the next command for the failures a user can fix.
+    #[error("cluster {context:?} ({server}): {}", cluster_failure(.what, .source, .server, .context, .kubeconfig.as_deref()))]
     Cluster {
         context: String,
         server: String,
-        message: String,
+        what: String,
+        /// The --kubeconfig the context came from, if one was named: the next command names it.
+        kubeconfig: Option<PathBuf>,
         #[source]
         source: Box<kube::Error>,
     },
@@ -240,6 +248,9 @@ impl Error {
                 source: kube::config::KubeconfigError::ReadConfig(io, _),
                 ..
             } => with_causes(format!("{self}: {io}"), std::error::Error::source(io)),
+            // Said in full by its message, the server's words included.
+            Error::Cluster { .. } => self.to_string(),
+            Error::WithExitCode { inner, .. } => inner.report(),
             _ => with_causes(self.to_string(), std::error::Error::source(self)),
         }
     }
@@ -249,17 +260,117 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// `text` followed by each cause in the chain from `cause` that it does not already spell out,
 /// joined by ": ". Libraries nest their causes; users need the innermost reason ("connection
-/// refused"), not only "client error".
+/// refused"), not only "client error". An [`Error`] among the causes adds its own report, and
+/// a kube error its kubectl words ([`request`]), which end the chain: what is under them is in
+/// those words already. hyper's client error only names its kind (`client error (Connect)`)
+/// and is left out.
 pub fn with_causes(mut text: String, cause: Option<&(dyn std::error::Error + 'static)>) -> String {
     let mut source = cause;
     while let Some(cause) = source {
-        let part = cause.to_string();
-        if !text.contains(&part) {
+        source = cause.source();
+        if cause.is::<hyper_util::client::legacy::Error>() {
+            continue;
+        }
+        let (part, last) = if let Some(ours) = cause.downcast_ref::<Error>() {
+            (ours.report(), true)
+        } else if let Some(kube) = cause.downcast_ref::<kube::Error>() {
+            (request::in_words(kube, None), true)
+        } else if let Some(config) = cause.downcast_ref::<kube::config::KubeconfigError>() {
+            (kubeconfig_in_words(config), true)
+        } else {
+            (cause.to_string(), false)
+        };
+        if text.is_empty() {
+            text = part;
+        } else if !text.contains(&part) {
             text = format!("{text}: {part}");
         }
-        source = cause.source();
+        if last {
+            break;
+        }
     }
     text
+}
+
+/// A kubeconfig that cannot be used, in words: kube quotes the paths it names as Rust strings
+/// inside quotes (`'"/etc/ca.crt"'`).
+pub fn kubeconfig_in_words(err: &kube::config::KubeconfigError) -> String {
+    use kube::config::{KubeconfigError as Config, LoadDataError as Data};
+    let load = |what: &str, data: &Data| match data {
+        Data::ReadFile(io, path) => format!("cannot read the {what} file {}: {io}", path.display()),
+        other => with_causes(
+            format!("cannot load the {what}"),
+            Some(other as &(dyn std::error::Error + 'static)),
+        ),
+    };
+    match err {
+        Config::ReadConfig(io, path) => format!("cannot read {}: {io}", path.display()),
+        Config::LoadCertificateAuthority(data) => load("certificate authority", data),
+        Config::LoadClientCertificate(data) => load("client certificate", data),
+        Config::LoadClientKey(data) => load("client key", data),
+        other => with_causes(other.to_string(), std::error::Error::source(other)),
+    }
+}
+
+/// What the message of [`Error::Cluster`] says after the cluster: what was being done, why it
+/// failed in kubectl's words, and for the failures a user can fix, the command to look further.
+fn cluster_failure(
+    what: &str,
+    source: &kube::Error,
+    server: &str,
+    context: &str,
+    kubeconfig: Option<&Path>,
+) -> String {
+    use request::Failure;
+    let why = request::in_words(source, Some(server));
+    let said = if what.is_empty() {
+        why
+    } else {
+        format!("{what}: {why}")
+    };
+    let kubectl = |args: &str| {
+        let file = kubeconfig
+            .map(|k| format!(" --kubeconfig {}", shell_word(&k.display().to_string())))
+            .unwrap_or_default();
+        format!("kubectl {args}{file} --context {}", shell_word(context))
+    };
+    let view = || kubectl("config view --minify");
+    let next = match request::classify(source) {
+        Failure::Answered => return said,
+        Failure::Unauthorized => format!(
+            "renew the credentials of context {context:?}, then check them with {}",
+            kubectl("auth whoami")
+        ),
+        Failure::Forbidden => format!(
+            "to see what context {context:?} may do: {}",
+            kubectl("auth can-i --list")
+        ),
+        Failure::Refused => format!("check the server of context {context:?} with {}", view()),
+        Failure::Tls => format!(
+            "check the certificate authority of context {context:?} with {}",
+            view()
+        ),
+        Failure::Credentials => format!("check the user of context {context:?} with {}", view()),
+        Failure::Unreachable => format!("check the server of context {context:?} with {}", view()),
+    };
+    // kubectl's sentence for a refused connection ends in a question.
+    if said.ends_with('?') {
+        let mut next = next;
+        next[..1].make_ascii_uppercase();
+        format!("{said} {next}")
+    } else {
+        format!("{said}; {next}")
+    }
+}
+
+/// `word` as a shell reads it back: as it is when it has nothing a shell would take apart.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
 }
 
 fn bullet_list(items: &[String]) -> String {
@@ -302,6 +413,67 @@ mod tests {
         .exit_at_least(2);
         assert_eq!((raised.exit_code(), raised.to_string().as_str()), (2, "x"));
         assert_eq!(Error::input("f", "bad").exit_at_least(2).exit_code(), 2);
+    }
+
+    fn forbidden(kubeconfig: Option<&str>) -> Error {
+        let status = kube::core::Status::failure(
+            "configmaps \"j\" is forbidden: User \"u\" cannot get resource \"configmaps\"",
+            "Forbidden",
+        )
+        .with_code(403);
+        Error::Cluster {
+            context: "km-a".into(),
+            server: "https://127.0.0.1:1".into(),
+            what: "read the migration journal".into(),
+            kubeconfig: kubeconfig.map(PathBuf::from),
+            source: Box::new(kube::Error::Api(Box::new(status))),
+        }
+    }
+
+    #[test]
+    fn a_cluster_error_is_said_once_in_kubectls_words_with_the_next_command() {
+        let err = forbidden(Some("/tmp/my kubeconfig"));
+        let text = err.report();
+        assert_eq!(text, err.to_string(), "the kube error is not added again");
+        assert!(
+            text.ends_with(
+                "to see what context \"km-a\" may do: kubectl auth can-i --list --kubeconfig '/tmp/my kubeconfig' --context km-a"
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("ApiError") && !text.contains("Status {"),
+            "{text}"
+        );
+        assert_eq!(err.http_status(), Some(403));
+        // Behind another error's exit code, and as the cause of something else, the same words.
+        assert_eq!(
+            forbidden(None).exit_at_least(2).report(),
+            forbidden(None).report()
+        );
+        let io = Error::Io {
+            what: "x".into(),
+            source: std::io::Error::other(forbidden(None)),
+        };
+        assert!(
+            io.report().contains("Error from server (Forbidden)"),
+            "{}",
+            io.report()
+        );
+    }
+
+    #[test]
+    fn a_kubeconfig_file_that_cannot_be_read_is_named_without_rust_quotes() {
+        let err = kube::config::KubeconfigError::LoadCertificateAuthority(
+            kube::config::LoadDataError::ReadFile(
+                std::io::Error::new(std::io::ErrorKind::NotFound, "No such file or directory"),
+                PathBuf::from("/etc/ca.crt"),
+            ),
+        );
+        assert_eq!(
+            kubeconfig_in_words(&err),
+            "cannot read the certificate authority file /etc/ca.crt: No such file or directory"
+        );
     }
 
     #[test]
