@@ -1,5 +1,22 @@
 //! One error type for the whole tool. Each variant knows the exit code it maps to, so that
 //! `main` only has to print it and exit.
+//!
+//! How errors are written, in every layer:
+//! - A message is words a user can act on: what happened, to what, and where it helps the next
+//!   command. Never Rust debug output (`{:?}`, `Some(..)`, `Status { .. }`): a library's error
+//!   reaches the user through [`Error::report`] (or [`with_causes`]), which says kube's errors in
+//!   kubectl's words ([`request`]) and every other cause once.
+//! - A failure that a caller branches on, or that has a cause to keep, is a type: a `thiserror`
+//!   enum in the domain's module, a variant per case callers tell apart, the error underneath
+//!   as `#[source]` (never only its `to_string()` in a message).
+//!   The enum implements [`DomainError`], whose `exit_code` says how the process ends (1 unless
+//!   it says otherwise); `?` turns it into [`Error::Domain`] where it meets this type, and a
+//!   caller further up still gets it back with [`Error::domain`]. Its `Display` says what went
+//!   wrong in its own words; the causes are added by the report.
+//! - The variants below are the failures every layer shares (usage, input, cluster, stops).
+//!   [`Error::Failed`] is for the rest: a message with no cause, which no caller branches on.
+//! - Exit codes are the README's ("Exit codes"): a new code is a constant in [`exit`] and a row
+//!   there.
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -20,6 +37,26 @@ pub mod exit {
 
 /// Any error that can go with a [`std::error::Error`]: the cause of an input or encoding error.
 pub type Cause = Box<dyn std::error::Error + Send + Sync>;
+
+/// A domain's own error type (see the module's docs): it says how the process ends.
+///
+/// ```ignore
+/// #[derive(Debug, thiserror::Error)]
+/// pub enum JournalError {
+///     #[error("the journal {name} was written by a newer kubectl-migrate ({version})")]
+///     TooNew { name: String, version: String },
+///     #[error("cannot read the journal {name}")]
+///     Read { name: String, #[source] source: crate::error::Error },
+/// }
+/// impl crate::error::DomainError for JournalError {}  // exit 1; or override exit_code
+/// ```
+pub trait DomainError: std::error::Error + Send + Sync + 'static {
+    /// The process's exit code when this error ends a command: [`exit::ERROR`] unless the
+    /// failure is the user's input ([`exit::USAGE`]) or a resumable stop ([`exit::STOPPED`]).
+    fn exit_code(&self) -> u8 {
+        exit::ERROR
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -146,9 +183,18 @@ pub enum Error {
     #[error("{0}")]
     Conflict(String),
 
-    /// Anything else that went wrong while running.
+    /// Anything else that went wrong while running: a message with no cause, which no caller
+    /// branches on (otherwise a domain error, see [`DomainError`]).
     #[error("{message}")]
     Failed { message: String },
+
+    /// A domain's own error, with the exit code it asked for ([`DomainError::exit_code`]).
+    #[error("{source}")]
+    Domain {
+        code: u8,
+        #[source]
+        source: Cause,
+    },
 
     /// Bad input: `input` names the file, stream or flag value, `message` what is wrong with it.
     #[error("{input}: {message}")]
@@ -182,7 +228,7 @@ impl Error {
             Error::Usage(_) | Error::Input { .. } | Error::Invalid { .. } | Error::NotFound(_) => {
                 exit::USAGE
             }
-            Error::WithExitCode { code, .. } => *code,
+            Error::WithExitCode { code, .. } | Error::Domain { code, .. } => *code,
             Error::Stopped { .. } | Error::Cancelled(_) | Error::LeaseLost { .. } => exit::STOPPED,
             Error::PreflightFailed { .. } => exit::PREFLIGHT,
             _ => exit::ERROR,
@@ -196,6 +242,15 @@ impl Error {
                 kube::Error::Api(status) => Some(status.code),
                 _ => None,
             },
+            _ => None,
+        }
+    }
+
+    /// The domain error `E` this is (or wraps), for a caller that decides on it.
+    pub fn domain<E: DomainError>(&self) -> Option<&E> {
+        match self {
+            Error::Domain { source, .. } => source.downcast_ref(),
+            Error::WithExitCode { inner, .. } => inner.domain(),
             _ => None,
         }
     }
@@ -252,6 +307,16 @@ impl Error {
             Error::Cluster { .. } => self.to_string(),
             Error::WithExitCode { inner, .. } => inner.report(),
             _ => with_causes(self.to_string(), std::error::Error::source(self)),
+        }
+    }
+}
+
+/// `?` on a domain error: it becomes [`Error::Domain`] with the exit code it asks for.
+impl<E: DomainError> From<E> for Error {
+    fn from(err: E) -> Error {
+        Error::Domain {
+            code: err.exit_code(),
+            source: Box::new(err),
         }
     }
 }
@@ -415,6 +480,22 @@ mod tests {
         assert_eq!(Error::input("f", "bad").exit_at_least(2).exit_code(), 2);
     }
 
+    #[derive(Debug, thiserror::Error)]
+    enum Journal {
+        #[error("the journal is newer than this kubectl-migrate")]
+        TooNew,
+        #[error("cannot read the journal")]
+        Read(#[source] Error),
+    }
+    impl DomainError for Journal {
+        fn exit_code(&self) -> u8 {
+            match self {
+                Journal::TooNew => exit::USAGE,
+                Journal::Read(_) => exit::ERROR,
+            }
+        }
+    }
+
     fn forbidden(kubeconfig: Option<&str>) -> Error {
         let status = kube::core::Status::failure(
             "configmaps \"j\" is forbidden: User \"u\" cannot get resource \"configmaps\"",
@@ -428,6 +509,23 @@ mod tests {
             kubeconfig: kubeconfig.map(PathBuf::from),
             source: Box::new(kube::Error::Api(Box::new(status))),
         }
+    }
+
+    #[test]
+    fn a_domain_error_keeps_its_exit_code_its_type_and_its_causes() {
+        let err: Error = Journal::TooNew.into();
+        assert_eq!(err.exit_code(), exit::USAGE);
+        assert!(matches!(err.domain::<Journal>(), Some(Journal::TooNew)));
+        let raised = err.exit_at_least(3);
+        assert!(matches!(raised.domain::<Journal>(), Some(Journal::TooNew)));
+        let err: Error = Journal::Read(forbidden(None)).into();
+        assert_eq!(err.exit_code(), exit::ERROR);
+        assert_eq!(
+            err.report(),
+            "cannot read the journal: cluster \"km-a\" (https://127.0.0.1:1): read the migration journal: \
+             Error from server (Forbidden): configmaps \"j\" is forbidden: User \"u\" cannot get resource \"configmaps\"; \
+             to see what context \"km-a\" may do: kubectl auth can-i --list --context km-a"
+        );
     }
 
     #[test]
