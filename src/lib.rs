@@ -10,7 +10,8 @@
 //!   diffs, plans, the Job controller's rules) and a thin layer that talks to the API servers.
 //!   They see neither clap nor the printers; they return data and events.
 //! - shared pieces: [`cluster`] (kubeconfig and connections), [`manifest`] (the files users
-//!   name), [`error`] (one error type whose variants know their exit codes).
+//!   name), [`error`] (one error type whose variants know their exit codes), `sync` (the one way
+//!   to take a lock, and the process-wide caches).
 #![forbid(unsafe_code)]
 
 // Public: what the binary, the integration tests, the benchmarks and the fuzz targets use.
@@ -26,5 +27,6 @@ mod output;
 pub mod rng;
 pub mod schema;
 mod statefulset;
+mod sync;
 
 pub use error::{Error, Result};
