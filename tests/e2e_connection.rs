@@ -1,5 +1,6 @@
 //! The shared cluster-connection layer against the real local clusters: contexts from a merged
-//! KUBECONFIG or separate files, exec credential plugins, missing contexts and dead servers.
+//! KUBECONFIG or separate files, exec credential plugins, missing contexts and dead servers, and
+//! every failure on the way to a cluster said in kubectl's words, never in Rust debug text.
 mod support;
 
 use std::io::Write;
@@ -84,6 +85,7 @@ fn a_missing_context_is_an_error_that_lists_the_available_ones() {
         stderr.contains("available contexts: km-a, km-b"),
         "{stderr}"
     );
+    support::assert_in_words("version --context prod", &stderr);
     // The client's version is still shown, as by kubectl version.
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.starts_with("COMPONENT"), "{stdout}");
@@ -157,6 +159,19 @@ fn admin_credentials() -> (String, String) {
     (field("client-certificate-data:"), field("client-key-data:"))
 }
 
+/// The server of `cluster` and its CA (base64 PEM), from the kubeconfig start.sh wrote for it.
+fn endpoint(cluster: &str) -> (String, String) {
+    let text = std::fs::read_to_string(support::single_cluster_kubeconfig(cluster)).unwrap();
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .unwrap_or_else(|| panic!("{name} in the kubeconfig of {cluster}"))
+            .trim()
+            .to_string()
+    };
+    (field("server:"), field("certificate-authority-data:"))
+}
+
 #[test]
 fn exec_credential_plugins_are_run_for_authentication() {
     let dir = tempfile::tempdir().unwrap();
@@ -179,15 +194,7 @@ fn exec_credential_plugins_are_run_for_authentication() {
     .unwrap();
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 
-    let original = std::fs::read_to_string(support::single_cluster_kubeconfig("a")).unwrap();
-    let server = original
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("server: "))
-        .unwrap();
-    let ca = original
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("certificate-authority-data: "))
-        .unwrap();
+    let (server, ca) = endpoint("a");
     let kubeconfig = dir.path().join("exec-kubeconfig");
     std::fs::write(&kubeconfig, format!(
         "apiVersion: v1\nkind: Config\ncurrent-context: exec\nclusters:\n- name: a\n  cluster:\n    server: {server}\n    certificate-authority-data: {ca}\n\
@@ -245,6 +252,7 @@ fn a_server_that_never_answers_fails_within_the_request_timeout() {
         stderr.contains("did not answer within 2s (--request-timeout)"),
         "{stderr}"
     );
+    support::assert_in_words("version against a silent server", &stderr);
     assert!(
         elapsed < Duration::from_secs(15),
         "gave up only after {elapsed:?}"
@@ -270,13 +278,473 @@ fn a_refused_connection_names_the_context_and_the_reason() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("cluster \"dead\""), "{stderr}");
+    // The reason, as kubectl says it.
     assert!(
-        stderr.to_lowercase().contains("connection refused"),
+        stderr.contains(&format!(
+            "The connection to the server 127.0.0.1:{port} was refused - did you specify the right host or port?"
+        )),
         "{stderr}"
     );
+    support::assert_in_words("version against a closed port", &stderr);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout.contains(&format!("client      {}", env!("CARGO_PKG_VERSION"))),
         "the client's version, whatever the server: {stdout}"
+    );
+}
+
+/// A port on 127.0.0.1 that nothing listens on (bound, then let go).
+fn closed_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A server that accepts connections and never says a word, like a black-holed load
+/// balancer; it lives as long as the test process.
+fn silent_server() -> std::net::SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().collect();
+        drop(held);
+    });
+    addr
+}
+
+/// A token of a new ServiceAccount `nobody` in `namespace` that no RBAC rule names, from the
+/// TokenRequest API.
+async fn token_without_rbac(admin: &kube::Client, namespace: &str) -> String {
+    use k8s_openapi::api::authentication::v1::TokenRequest;
+    use k8s_openapi::api::core::v1::ServiceAccount;
+    use kube::api::{Api, PostParams};
+    let accounts: Api<ServiceAccount> = Api::namespaced(admin.clone(), namespace);
+    let account = serde_json::from_value(serde_json::json!({"metadata": {"name": "nobody"}}));
+    accounts
+        .create(&PostParams::default(), &account.unwrap())
+        .await
+        .expect("create ServiceAccount nobody");
+    let request: TokenRequest =
+        serde_json::from_value(serde_json::json!({"spec": {"expirationSeconds": 600}})).unwrap();
+    let granted = accounts
+        .create_token_request("nobody", &PostParams::default(), &request)
+        .await
+        .expect("a token for nobody");
+    granted
+        .status
+        .and_then(|s| s.token)
+        .expect("the token request's token")
+}
+
+/// One context of a kubeconfig written by [`kubeconfig_of`]: its cluster's and user's YAML.
+struct Way<'a> {
+    context: &'a str,
+    cluster: String,
+    user: String,
+}
+
+/// A kubeconfig with a context per way (each with its own cluster and user, namespace `ns`).
+fn kubeconfig_of(path: &Path, ns: &str, ways: &[Way<'_>]) {
+    let mut clusters = String::new();
+    let mut contexts = String::new();
+    let mut users = String::new();
+    for way in ways {
+        let name = way.context;
+        clusters += &format!("- name: {name}\n  cluster:\n    {}\n", way.cluster);
+        contexts += &format!(
+            "- name: {name}\n  context: {{cluster: {name}, user: {name}, namespace: {ns}}}\n"
+        );
+        users += &format!("- name: {name}\n  user:\n    {}\n", way.user);
+    }
+    std::fs::write(
+        path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n{clusters}contexts:\n{contexts}users:\n{users}"
+        ),
+    )
+    .unwrap();
+}
+
+/// Every way a command can fail on its way to a cluster (refused by RBAC, not logged in, a
+/// closed port, a silent server, a CA that does not match, a credential plugin that fails, a
+/// CA file that is missing, an unknown context, an object that does not exist), for each
+/// command family: said in kubectl's words with the context named, the next command where the
+/// user can fix it, each family's exit code, and no Rust debug text anywhere on stderr.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_failure_on_the_way_to_a_cluster_is_said_in_words() {
+    let admin = support::client(CONTEXT_A).await;
+    let ns = support::TestNamespace::create(&admin, CONTEXT_A, "words").await;
+    let token = token_without_rbac(&admin, &ns.name).await;
+    let (server, ca) = endpoint("a");
+    let refused = closed_port();
+    let silent = silent_server();
+
+    let dir = tempfile::tempdir().unwrap();
+    // A CA of its own, which did not sign the API server's certificate.
+    let other_ca = dir.path().join("other-ca.crt");
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+        ])
+        .args(["-subj", "/CN=not-the-clusters-ca", "-keyout"])
+        .arg(dir.path().join("other-ca.key"))
+        .arg("-out")
+        .arg(&other_ca)
+        .output()
+        .expect("openssl (scripts/test.sh checks that it is installed)");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let plugin_script = dir.path().join("credential-plugin.sh");
+    std::fs::write(
+        &plugin_script,
+        "#!/bin/sh\necho 'your session has expired; log in again' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &plugin_script,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let trusted = format!("server: {server}\n    certificate-authority-data: {ca}");
+    let bearer = format!("token: {token}");
+    let ways = [
+        Way {
+            context: "nobody",
+            cluster: trusted.clone(),
+            user: bearer.clone(),
+        },
+        Way {
+            context: "stranger",
+            cluster: trusted.clone(),
+            user: "token: not-a-token".into(),
+        },
+        Way {
+            context: "dead",
+            cluster: format!("server: https://127.0.0.1:{refused}"),
+            user: bearer.clone(),
+        },
+        Way {
+            context: "silent",
+            cluster: format!("server: https://{silent}\n    insecure-skip-tls-verify: true"),
+            user: bearer.clone(),
+        },
+        Way {
+            context: "other-ca",
+            cluster: format!(
+                "server: {server}\n    certificate-authority: {}",
+                other_ca.display()
+            ),
+            user: bearer.clone(),
+        },
+        Way {
+            context: "no-ca-file",
+            cluster: format!(
+                "server: {server}\n    certificate-authority: {}",
+                dir.path().join("missing-ca.crt").display()
+            ),
+            user: bearer.clone(),
+        },
+        Way {
+            context: "plugin-fails",
+            cluster: trusted.clone(),
+            user: format!(
+                "exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never",
+                plugin_script.display()
+            ),
+        },
+    ];
+    let kubeconfig = dir.path().join("kubeconfig");
+    kubeconfig_of(&kubeconfig, &ns.name, &ways);
+    let kc = kubeconfig.display().to_string();
+    let admin_kc = support::kubeconfig_path().display().to_string();
+    let job = dir.path().join("job.yaml");
+    std::fs::write(
+        &job,
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train}\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: busybox}]\n",
+    )
+    .unwrap();
+    let job = job.display().to_string();
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/schema/widgets-a.yaml")
+        .display()
+        .to_string();
+
+    let forbidden = |resource: &str| {
+        format!(
+            "Error from server (Forbidden): {resource} is forbidden: User \"system:serviceaccount:{}:nobody\" cannot",
+            ns.name
+        )
+    };
+    let can_i = format!(
+        "to see what context \"nobody\" may do: kubectl auth can-i --list --kubeconfig {kc} --context nobody"
+    );
+    let refused_words = format!(
+        "The connection to the server 127.0.0.1:{refused} was refused - did you specify the right host or port? \
+         Check the server of context \"dead\" with kubectl config view --minify --kubeconfig {kc} --context dead"
+    );
+    let untrusted = "Unable to connect to the server: the server's certificate is signed by an authority the kubeconfig does not trust; \
+        check the certificate authority of context \"other-ca\" with kubectl config view --minify";
+    let unauthorized = format!(
+        "You must be logged in to the server (Unauthorized); renew the credentials of context \"stranger\", then check them with kubectl auth whoami --kubeconfig {kc} --context stranger"
+    );
+    let timed_out = format!(
+        "cluster \"silent\" (https://{silent}) did not answer within 2s (--request-timeout); check that it is up, or give it longer with --request-timeout"
+    );
+    let plugin_failed = format!(
+        "cluster \"plugin-fails\" ({server}): Unable to connect to the server: cannot get credentials: \
+         the exec credential plugin exited with code 1: your session has expired; log in again"
+    );
+    let missing_ca = format!(
+        "cannot read the certificate authority file {}/missing-ca.crt",
+        dir.path().display()
+    );
+    let unknown = "context \"prod\" not found";
+
+    // (arguments, exit code, what stderr says)
+    let sts = |context: &str| -> Vec<String> {
+        [
+            "statefulset",
+            "web",
+            "--context",
+            context,
+            "--to-kubeconfig",
+            &admin_kc,
+            "--to-context",
+            CONTEXT_B,
+            "--dry-run",
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let words = |w: &[&str]| -> Vec<String> { w.iter().map(|s| s.to_string()).collect() };
+    let cases: Vec<(Vec<String>, i32, Vec<String>)> = vec![
+        // version
+        (
+            words(&["version", "--context", "stranger"]),
+            1,
+            vec![unauthorized.clone()],
+        ),
+        (
+            words(&["version", "--context", "dead"]),
+            1,
+            vec![refused_words.clone()],
+        ),
+        (
+            words(&["version", "--context", "silent", "--request-timeout", "2s"]),
+            1,
+            vec![timed_out.clone()],
+        ),
+        (
+            words(&["version", "--context", "other-ca"]),
+            1,
+            vec![untrusted.into()],
+        ),
+        (
+            words(&["version", "--context", "plugin-fails"]),
+            1,
+            vec![plugin_failed],
+        ),
+        (
+            words(&["version", "--context", "no-ca-file"]),
+            1,
+            vec![missing_ca.clone()],
+        ),
+        (
+            words(&["version", "--context", "prod"]),
+            1,
+            vec![unknown.into()],
+        ),
+        // failure-policy
+        (
+            words(&["failure-policy", "explain", "train", "--context", "nobody"]),
+            1,
+            vec![
+                format!("cluster \"nobody\" ({server}): get Job {}/train: ", ns.name),
+                forbidden("jobs.batch \"train\""),
+                can_i.clone(),
+            ],
+        ),
+        (
+            words(&["failure-policy", "check", "-f", &job, "--context", "nobody"]),
+            1,
+            vec![forbidden("jobs.batch"), can_i.clone()],
+        ),
+        (
+            words(&[
+                "failure-policy",
+                "explain",
+                "train",
+                "--context",
+                "stranger",
+            ]),
+            1,
+            vec![unauthorized.clone()],
+        ),
+        (
+            words(&["failure-policy", "explain", "train", "--context", "dead"]),
+            1,
+            vec![refused_words.clone()],
+        ),
+        (
+            words(&[
+                "failure-policy",
+                "explain",
+                "no-such-job",
+                "-n",
+                &ns.name,
+                "--kubeconfig",
+                &admin_kc,
+                "--context",
+                CONTEXT_A,
+            ]),
+            2,
+            vec![format!(
+                "Job \"no-such-job\" not found in namespace \"{}\" of km-a",
+                ns.name
+            )],
+        ),
+        (
+            words(&["failure-policy", "explain", "train", "--context", "prod"]),
+            1,
+            vec![unknown.into()],
+        ),
+        // schema-diff: every error exits 2 or more, as kubectl diff's
+        (
+            words(&["schema-diff", "--context", "nobody", "-f", &crds]),
+            2,
+            vec![
+                format!("cluster \"nobody\" ({server}): list CustomResourceDefinitions: "),
+                forbidden("customresourcedefinitions.apiextensions.k8s.io"),
+                can_i.clone(),
+            ],
+        ),
+        (
+            words(&["schema-diff", "--context", "dead", "-f", &crds]),
+            2,
+            vec![refused_words.clone()],
+        ),
+        (
+            words(&[
+                "schema-diff",
+                "--context",
+                "silent",
+                "-f",
+                &crds,
+                "--request-timeout",
+                "2s",
+            ]),
+            2,
+            vec![timed_out.clone()],
+        ),
+        (
+            words(&["schema-diff", "--context", "other-ca", "-f", &crds]),
+            2,
+            vec![untrusted.into()],
+        ),
+        (
+            words(&["schema-diff", "--context", "prod", "-f", &crds]),
+            2,
+            vec![unknown.into()],
+        ),
+        (
+            words(&[
+                "schema-diff",
+                "--kubeconfig",
+                &admin_kc,
+                "--context",
+                CONTEXT_A,
+                "--context",
+                CONTEXT_B,
+                "--builtin",
+                "apps/v1/nosuch",
+            ]),
+            2,
+            vec!["no source serves apps/v1/nosuch".into()],
+        ),
+        // statefulset
+        // (preflight asks the server what the user may do, and says so in its own words)
+        (
+            sts("nobody"),
+            4,
+            vec![format!(
+                "nobody denies: get statefulsets.apps in namespace {}",
+                ns.name
+            )],
+        ),
+        (
+            sts("dead"),
+            4,
+            vec![format!("source: cluster \"dead\""), refused_words.clone()],
+        ),
+        (sts("stranger"), 4, vec![unauthorized.clone()]),
+        (sts("prod"), 4, vec![format!("source: {unknown}")]),
+        (
+            words(&[
+                "statefulset",
+                "nosuch",
+                "--kubeconfig",
+                &admin_kc,
+                "--context",
+                CONTEXT_A,
+                "--to-context",
+                CONTEXT_B,
+                "--dry-run",
+            ]),
+            4,
+            vec!["StatefulSet nosuch not found in namespace default of km-a".into()],
+        ),
+    ];
+
+    let mut failed = Vec::new();
+    for (args, code, needles) in &cases {
+        let output = plugin()
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let what = format!("kubectl migrate {}", args.join(" "));
+        eprintln!("--- {what}: exit {:?}\n{stderr}", output.status.code());
+        if output.status.code() != Some(*code) {
+            failed.push(format!(
+                "{what}: exit {:?}, not {code}",
+                output.status.code()
+            ));
+        }
+        for needle in needles {
+            if !stderr.contains(needle.as_str()) {
+                failed.push(format!("{what}: {needle:?} missing"));
+            }
+        }
+        let debug = support::debug_text(&stderr);
+        if !debug.is_empty() {
+            failed.push(format!("{what}: Rust debug text {debug:?}"));
+        }
+    }
+    assert!(failed.is_empty(), "\n{}", failed.join("\n"));
+}
+
+/// The check for debug text finds what kube and hyper print, as this crate printed it before.
+#[test]
+fn the_debug_text_check_sees_what_it_looks_for() {
+    for seen in [
+        "cannot reach the API server: ServiceError: client error (Connect): tcp connect error",
+        "ApiError: pods is forbidden: Forbidden (Status { status: Some(Failure), code: 403 })",
+        "failed to read kubeconfig from '\"/x\"': No such file",
+        "Output { status: ExitStatus(unix_wait_status(256)), stdout: [] }",
+    ] {
+        assert!(!support::debug_text(seen).is_empty(), "{seen}");
+    }
+    assert!(
+        support::debug_text(
+            "Error from server (Forbidden): pods is forbidden: User \"u\" cannot list resource \"pods\" in API group \"\""
+        )
+        .is_empty()
     );
 }

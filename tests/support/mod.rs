@@ -280,3 +280,44 @@ pub fn same_json(a: &serde_json::Value, b: &serde_json::Value) -> bool {
         _ => a == b,
     }
 }
+
+/// The Rust debug output in `text`, which no message may show (every message is words): an
+/// `Option`, a struct (`Status { status: .. }`), the names kube and hyper give their layers, a
+/// path quoted as a Rust string inside quotes.
+pub fn debug_text(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = [
+        "Some(",
+        "None)",
+        "Status {",
+        "Error {",
+        "ApiError:",
+        "ServiceError:",
+        "HyperError:",
+        "client error (",
+        "'\"",
+    ]
+    .into_iter()
+    .filter(|needle| text.contains(needle))
+    .map(String::from)
+    .collect();
+    // `Name { field: ...`: a struct as `{:?}` writes it.
+    for (at, _) in text.match_indices(" { ") {
+        let rest = &text[at + " { ".len()..];
+        let field = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(rest, |end| &rest[..end]);
+        if !field.is_empty() && rest[field.len()..].starts_with(':') {
+            found.push(format!("{{ {field}:"));
+        }
+    }
+    found
+}
+
+/// Fails when the stderr of `what` shows Rust debug output (see [`debug_text`]).
+pub fn assert_in_words(what: &str, stderr: &str) {
+    let found = debug_text(stderr);
+    assert!(
+        found.is_empty(),
+        "{what}: Rust debug text {found:?} on stderr:\n{stderr}"
+    );
+}
