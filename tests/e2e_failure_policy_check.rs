@@ -293,8 +293,15 @@ struct Ran {
     stderr: String,
 }
 
+/// Runs `cmd`; a failing run must say why in words (no Rust debug text).
 fn run(cmd: &mut Command) -> Ran {
     let out = cmd.output().unwrap();
+    if !out.status.success() {
+        support::assert_in_words(
+            &format!("{:?}", cmd.get_args().collect::<Vec<_>>()),
+            &String::from_utf8_lossy(&out.stderr),
+        );
+    }
     Ran {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -307,14 +307,15 @@ pub fn kill_at_random_points(ns: &str, args: &[&str], runs: usize) {
     }
 }
 
+/// Runs `cmd`, shows what it said, and fails when a failing run says it in Rust debug text.
 pub fn run(mut cmd: Command) -> Output {
     let out = cmd.output().unwrap();
-    eprintln!(
-        "--- {:?} exited {:?}\n{}",
-        cmd.get_args().collect::<Vec<_>>(),
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let what = format!("{:?}", cmd.get_args().collect::<Vec<_>>());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("--- {what} exited {:?}\n{stderr}", out.status.code());
+    if !out.status.success() {
+        super::assert_in_words(&what, &stderr);
+    }
     out
 }
 
