@@ -309,9 +309,27 @@ impl Cluster {
     }
 }
 
-/// What the server said, or why the request did not reach it, in kubectl's words.
+/// What the server said, or why the request did not reach it, in kubectl's words. For a
+/// failure that ends the command, [`Cluster::api_error`] says more (the context, the next
+/// command); this is for the failures that are only noted (a probe, a best-effort write).
 pub fn describe_kube_error(err: &kube::Error) -> String {
     crate::error::request::in_words(err, None)
+}
+
+/// Why a watch failed, in the words of [`describe_kube_error`] (kube's own text of a watch
+/// error carries the request error's debug text).
+pub fn describe_watch_error(err: &kube::runtime::watcher::Error) -> String {
+    use kube::runtime::watcher::Error as Watch;
+    match err {
+        Watch::InitialListFailed(e) => format!("cannot list: {}", describe_kube_error(e)),
+        Watch::WatchStartFailed(e) => format!("cannot start watching: {}", describe_kube_error(e)),
+        Watch::WatchFailed(e) => format!("the watch failed: {}", describe_kube_error(e)),
+        Watch::WatchError(status) => format!(
+            "the watch failed: {}",
+            describe_kube_error(&kube::Error::Api(status.clone()))
+        ),
+        Watch::NoResourceVersion => err.to_string(),
+    }
 }
 
 /// A namespaced API object kube can read, create and delete.
@@ -512,6 +530,25 @@ users:
         assert_eq!(
             requests::line("PATCH", "/x", None, 10),
             "PATCH /x (no response) in 10 milliseconds"
+        );
+    }
+
+    #[test]
+    fn a_watch_failure_is_said_in_words() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let err = kube::runtime::watcher::Error::InitialListFailed(kube::Error::Service(Box::new(
+            refused,
+        )));
+        assert_eq!(
+            describe_watch_error(&err),
+            "cannot list: The connection to the server was refused - did you specify the right host or port?"
+        );
+        let gone =
+            kube::core::Status::failure("too old resource version", "Expired").with_code(410);
+        let err = kube::runtime::watcher::Error::WatchError(Box::new(gone));
+        assert_eq!(
+            describe_watch_error(&err),
+            "the watch failed: Error from server (Expired): too old resource version"
         );
     }
 
