@@ -225,6 +225,10 @@ impl Target {
         cluster.version = match tokio::time::timeout(bound, client.apiserver_version()).await {
             Ok(Ok(info)) => info,
             Ok(Err(e)) if is_timeout(&e) => return Err(self.timeout_error(bound)),
+            // An answer means the server was reached; it refused the request.
+            Ok(Err(e @ kube::Error::Api(_))) => {
+                return Err(self.cluster_error("read the server's version", e));
+            }
             Ok(Err(e)) => return Err(self.cluster_error("cannot reach the API server", e)),
             Err(_) => return Err(self.timeout_error(bound)),
         };

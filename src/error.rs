@@ -412,7 +412,7 @@ fn cluster_failure(
         ),
         Failure::Refused => format!("check the server of context {context:?} with {}", view()),
         Failure::Tls => format!(
-            "check the certificate authority of context {context:?} with {}",
+            "check the server and the certificate authority of context {context:?} with {}",
             view()
         ),
         Failure::Credentials => format!("check the user of context {context:?} with {}", view()),

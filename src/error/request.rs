@@ -157,17 +157,28 @@ fn reason(status: &Status) -> String {
     .to_string()
 }
 
-/// The server's message; for an answer without one, the HTTP status in words.
+/// The server's message. An answer that was not a Status (a proxy's or another server's page)
+/// is shown when it is one short line of text; otherwise the HTTP status is said in words.
 fn message(status: &Status) -> String {
-    if !status.message.is_empty() {
-        return status.message.clone();
+    let text = status.message.trim();
+    let unparsed = status.reason == UNPARSED_REASON;
+    let shown = !text.is_empty()
+        && !(unparsed && (text.starts_with('<') || text.contains('\n') || text.len() > 200));
+    if shown {
+        return text.to_string();
     }
     let phrase = http::StatusCode::from_u16(status.code)
         .ok()
-        .and_then(|c| c.canonical_reason());
-    match phrase {
-        Some(phrase) => format!("the server answered {} {phrase}", status.code),
-        None => format!("the server answered {}", status.code),
+        .and_then(|c| c.canonical_reason())
+        .map(|p| format!(" {p}"))
+        .unwrap_or_default();
+    let answered = format!("the server answered {}{phrase}", status.code);
+    if text.is_empty() {
+        answered
+    } else {
+        format!(
+            "{answered} with a page that is no Kubernetes answer (is this the API server's address?)"
+        )
     }
 }
 
@@ -193,6 +204,11 @@ fn tls_in_words(err: &rustls::Error) -> String {
             "the server ended the TLS handshake: {} (is the client certificate one it trusts?)",
             decamel(&format!("{alert:?}"))
         ),
+        // What rustls reads when the other side answers in plain HTTP.
+        rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType) => {
+            "the server does not speak TLS (is its address http://, or the port of another service?)"
+                .to_string()
+        }
         other => format!("TLS: {}", words_of(other)),
     }
 }
@@ -288,6 +304,11 @@ mod tests {
             in_words(&err, None),
             "Error from server (NotFound): 404 page not found"
         );
+        let page = "<!DOCTYPE HTML>\n<html><body>Not Found</body></html>";
+        assert_eq!(
+            in_words(&status(404, UNPARSED_REASON, page), None),
+            "Error from server (NotFound): the server answered 404 Not Found with a page that is no Kubernetes answer (is this the API server's address?)"
+        );
         let err = status(401, UNPARSED_REASON, "");
         assert_eq!(classify(&err), Failure::Unauthorized);
         assert_eq!(
@@ -317,6 +338,11 @@ mod tests {
         assert_eq!(
             in_words(&err, None),
             "Unable to connect to the server: the server's certificate is signed by an authority the kubeconfig does not trust"
+        );
+        let plain = rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType);
+        assert_eq!(
+            tls_in_words(&plain),
+            "the server does not speak TLS (is its address http://, or the port of another service?)"
         );
         let alert = rustls::Error::AlertReceived(rustls::AlertDescription::BadCertificate);
         assert_eq!(
