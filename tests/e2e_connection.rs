@@ -314,6 +314,27 @@ fn silent_server() -> std::net::SocketAddr {
     addr
 }
 
+/// A web server that is no Kubernetes API server: it answers every request with an HTML page
+/// "404 Not Found", in plain HTTP; it lives as long as the test process.
+fn web_server() -> std::net::SocketAddr {
+    use std::io::Read;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0; 4096];
+            let _ = stream.read(&mut request);
+            let page = "<!DOCTYPE html>\n<html><body><h1>Not Found</h1></body></html>\n";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{page}",
+                page.len()
+            );
+        }
+    });
+    addr
+}
+
 /// A token of a new ServiceAccount `nobody` in `namespace` that no RBAC rule names, from the
 /// TokenRequest API.
 async fn token_without_rbac(admin: &kube::Client, namespace: &str) -> String {
@@ -338,25 +359,18 @@ async fn token_without_rbac(admin: &kube::Client, namespace: &str) -> String {
         .expect("the token request's token")
 }
 
-/// One context of a kubeconfig written by [`kubeconfig_of`]: its cluster's and user's YAML.
-struct Way<'a> {
-    context: &'a str,
-    cluster: String,
-    user: String,
-}
-
-/// A kubeconfig with a context per way (each with its own cluster and user, namespace `ns`).
-fn kubeconfig_of(path: &Path, ns: &str, ways: &[Way<'_>]) {
+/// A kubeconfig with a context per way, `(context, its cluster's YAML, its user's YAML)`, each
+/// with a cluster and a user of its own and namespace `ns`.
+fn kubeconfig_of(path: &Path, ns: &str, ways: &[(&str, String, String)]) {
     let mut clusters = String::new();
     let mut contexts = String::new();
     let mut users = String::new();
-    for way in ways {
-        let name = way.context;
-        clusters += &format!("- name: {name}\n  cluster:\n    {}\n", way.cluster);
+    for (name, cluster, user) in ways {
+        clusters += &format!("- name: {name}\n  cluster:\n    {cluster}\n");
         contexts += &format!(
             "- name: {name}\n  context: {{cluster: {name}, user: {name}, namespace: {ns}}}\n"
         );
-        users += &format!("- name: {name}\n  user:\n    {}\n", way.user);
+        users += &format!("- name: {name}\n  user:\n    {user}\n");
     }
     std::fs::write(
         path,
@@ -368,8 +382,9 @@ fn kubeconfig_of(path: &Path, ns: &str, ways: &[Way<'_>]) {
 }
 
 /// Every way a command can fail on its way to a cluster (refused by RBAC, not logged in, a
-/// closed port, a silent server, a CA that does not match, a credential plugin that fails, a
-/// CA file that is missing, an unknown context, an object that does not exist), for each
+/// closed port, a silent server, a CA that does not match, a port that speaks no TLS, a web
+/// server that is no API server, a credential plugin that fails, a CA file that is missing, an
+/// unknown context, an object that does not exist), for each
 /// command family: said in kubectl's words with the context named, the next command where the
 /// user can fix it, each family's exit code, and no Rust debug text anywhere on stderr.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -380,6 +395,7 @@ async fn every_failure_on_the_way_to_a_cluster_is_said_in_words() {
     let (server, ca) = endpoint("a");
     let refused = closed_port();
     let silent = silent_server();
+    let web = web_server();
 
     let dir = tempfile::tempdir().unwrap();
     // A CA of its own, which did not sign the API server's certificate.
@@ -412,51 +428,55 @@ async fn every_failure_on_the_way_to_a_cluster_is_said_in_words() {
     .unwrap();
     let trusted = format!("server: {server}\n    certificate-authority-data: {ca}");
     let bearer = format!("token: {token}");
+    let insecure =
+        |address: String| format!("server: {address}\n    insecure-skip-tls-verify: true");
     let ways = [
-        Way {
-            context: "nobody",
-            cluster: trusted.clone(),
-            user: bearer.clone(),
-        },
-        Way {
-            context: "stranger",
-            cluster: trusted.clone(),
-            user: "token: not-a-token".into(),
-        },
-        Way {
-            context: "dead",
-            cluster: format!("server: https://127.0.0.1:{refused}"),
-            user: bearer.clone(),
-        },
-        Way {
-            context: "silent",
-            cluster: format!("server: https://{silent}\n    insecure-skip-tls-verify: true"),
-            user: bearer.clone(),
-        },
-        Way {
-            context: "other-ca",
-            cluster: format!(
+        ("nobody", trusted.clone(), bearer.clone()),
+        ("stranger", trusted.clone(), "token: not-a-token".into()),
+        (
+            "dead",
+            format!("server: https://127.0.0.1:{refused}"),
+            bearer.clone(),
+        ),
+        (
+            "silent",
+            insecure(format!("https://{silent}")),
+            bearer.clone(),
+        ),
+        (
+            "not-tls",
+            insecure(format!("https://{web}")),
+            bearer.clone(),
+        ),
+        (
+            "not-kubernetes",
+            format!("server: http://{web}"),
+            bearer.clone(),
+        ),
+        (
+            "other-ca",
+            format!(
                 "server: {server}\n    certificate-authority: {}",
                 other_ca.display()
             ),
-            user: bearer.clone(),
-        },
-        Way {
-            context: "no-ca-file",
-            cluster: format!(
+            bearer.clone(),
+        ),
+        (
+            "no-ca-file",
+            format!(
                 "server: {server}\n    certificate-authority: {}",
                 dir.path().join("missing-ca.crt").display()
             ),
-            user: bearer.clone(),
-        },
-        Way {
-            context: "plugin-fails",
-            cluster: trusted.clone(),
-            user: format!(
+            bearer.clone(),
+        ),
+        (
+            "plugin-fails",
+            trusted.clone(),
+            format!(
                 "exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never",
                 plugin_script.display()
             ),
-        },
+        ),
     ];
     let kubeconfig = dir.path().join("kubeconfig");
     kubeconfig_of(&kubeconfig, &ns.name, &ways);
@@ -488,7 +508,7 @@ async fn every_failure_on_the_way_to_a_cluster_is_said_in_words() {
          Check the server of context \"dead\" with kubectl config view --minify --kubeconfig {kc} --context dead"
     );
     let untrusted = "Unable to connect to the server: the server's certificate is signed by an authority the kubeconfig does not trust; \
-        check the certificate authority of context \"other-ca\" with kubectl config view --minify";
+        check the server and the certificate authority of context \"other-ca\" with kubectl config view --minify";
     let unauthorized = format!(
         "You must be logged in to the server (Unauthorized); renew the credentials of context \"stranger\", then check them with kubectl auth whoami --kubeconfig {kc} --context stranger"
     );
@@ -538,6 +558,28 @@ async fn every_failure_on_the_way_to_a_cluster_is_said_in_words() {
             words(&["version", "--context", "silent", "--request-timeout", "2s"]),
             1,
             vec![timed_out.clone()],
+        ),
+        (
+            words(&["version", "--context", "not-tls"]),
+            1,
+            vec![format!(
+                "cluster \"not-tls\" (https://{web}): cannot reach the API server: Unable to connect to the server: \
+                 the server does not speak TLS (is its address http://, or the port of another service?)"
+            )],
+        ),
+        (
+            words(&[
+                "failure-policy",
+                "explain",
+                "train",
+                "--context",
+                "not-kubernetes",
+            ]),
+            1,
+            vec![format!(
+                "cluster \"not-kubernetes\" (http://{web}): read the server's version: Error from server (NotFound): \
+                 the server answered 404 Not Found with a page that is no Kubernetes answer (is this the API server's address?)"
+            )],
         ),
         (
             words(&["version", "--context", "other-ca"]),
