@@ -340,6 +340,95 @@ fn lcd_prints_a_crd_that_parses_back_and_lists_what_it_dropped() {
 /// Numbers count by their value: a CRD with its numbers spelt otherwise (`1.0`, `1e1`) and a
 /// `minLength: 0` added is no difference, and the LCD of the two keeps every enum member.
 #[test]
+fn witness_dir_gets_one_manifest_per_witness_and_an_unwritable_one_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let witnesses = dir.path().join("witnesses");
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+            "-o",
+            "json",
+            "--witness-dir",
+        ])
+        .arg(&witnesses)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut expected = Vec::new();
+    for api in report["apis"].as_array().unwrap() {
+        let name = api["name"].as_str().unwrap();
+        for (n, f) in api["findings"].as_array().unwrap().iter().enumerate() {
+            let Some(w) = f.get("witness") else { continue };
+            let version = f["version"].as_str().unwrap_or("api");
+            let rule = f["rule"].as_str().unwrap();
+            let file = format!("{name}.{version}.{n}.{rule}.yaml");
+            let text = std::fs::read_to_string(witnesses.join(&file))
+                .unwrap_or_else(|e| panic!("{file}: {e}"));
+            let expect = match w["expect"].as_str().unwrap() {
+                "rejected" => "rejected",
+                _ => "stored differently",
+            };
+            let heading = format!(
+                "# {name} {version} {} {rule}: accepted by widgets-a.yaml, {expect} by {}\n",
+                f["path"].as_str().unwrap(),
+                w["source"].as_str().unwrap()
+            );
+            assert!(text.starts_with(&heading), "{file}:\n{text}");
+            let object: Value = serde_saphyr::from_str(&text).unwrap();
+            assert_eq!(object, w["object"], "{file}");
+            expected.push(file);
+        }
+    }
+    assert!(
+        expected.len() >= 5,
+        "the breaking findings have witnesses: {expected:?}"
+    );
+    let mut written: Vec<String> = std::fs::read_dir(&witnesses)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    written.sort();
+    expected.sort();
+    assert_eq!(written, expected);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "wrote {} witness manifest(s) to {}",
+            expected.len(),
+            witnesses.display()
+        )),
+        "{stderr}"
+    );
+
+    // Under a regular file no directory can be made: an error naming it, and no report.
+    let blocked = dir.path().join("a-file");
+    std::fs::write(&blocked, "").unwrap();
+    let under = blocked.join("witnesses");
+    plugin()
+        .args([
+            "schema-diff",
+            "-f",
+            "widgets-a.yaml",
+            "-f",
+            "widgets-b.yaml",
+        ])
+        .arg("--witness-dir")
+        .arg(&under)
+        .assert()
+        .code(2)
+        .stdout(predicate::str::is_empty())
+        .stderr(predicate::str::contains(format!(
+            "--witness-dir {}: Not a directory",
+            under.display()
+        )));
+}
+
+#[test]
 fn numbers_spelt_otherwise_and_zero_lower_bounds_are_no_difference() {
     let crd = |ratio: [&str; 4], max_items: &str, name: &str| {
         format!(
