@@ -1,9 +1,11 @@
 //! schema-diff's domain: compare API schemas across clusters and files, classify each
 //! difference, compute the lowest common denominator (LCD), and check objects against them.
 //!
-//! A [`Request`] (resolved by the commands layer) -> [`load_sources`] (every source at once, one
-//! CRD list call per cluster) -> the pure core ([`diff`], [`lcd`], [`validate`]) -> data
-//! ([`report`]) that the commands layer prints.
+//! A [`Request`] and a [`Mode`] (resolved by the commands layer) -> [`run`]: [`load_sources`]
+//! (every source at once, one CRD list call per cluster) -> the pure core ([`diff`], [`lcd`],
+//! [`validate`]) -> an [`Outcome`] of data ([`report`], LCD manifests, proofs, witness manifests)
+//! that the commands layer prints and writes. `--watch` is [`watch::watch`]: the same comparison
+//! kept up to date, with events for a listener.
 pub mod block_yaml;
 // The fuzz targets drive the diff, the LCD and the stored form directly; cargo-fuzz builds with
 // `--cfg fuzzing`. Everywhere else they stay private, so the dead-code lint sees them.
@@ -24,7 +26,7 @@ mod pattern;
 mod prove;
 pub mod witness;
 pub use lcd::Manifest as LcdManifest;
-pub use prove::{Proofs, prove, write_witnesses};
+pub use prove::{Proofs, WitnessFile};
 pub use stored::StoredApi;
 pub mod cel;
 pub(crate) mod report;
@@ -117,8 +119,6 @@ pub struct Request {
     /// The label of the source the others are judged against (default: the first).
     pub baseline: Option<String>,
     pub fail_on: FailOn,
-    /// With --object: also dry-run each object on each cluster.
-    pub server_dry_run: bool,
     /// CRDs per LIST page (0: one unpaged LIST).
     pub chunk_size: usize,
     /// Build a witness object for every breaking finding (CEL rules added are evaluated
@@ -157,12 +157,8 @@ pub async fn load_sources(
     });
     let files = request.files.clone();
     let selection = request.selection.clone();
-    let file_loads =
-        tokio::task::spawn_blocking(move || load::load_file_sources(&files, &selection));
+    let file_loads = blocking(move || load::load_file_sources(&files, &selection));
     let (clusters, files) = tokio::join!(futures::future::join_all(cluster_loads), file_loads);
-    let files = files.map_err(|e| Error::Failed {
-        message: format!("loading files: {e}"),
-    })?;
     let mut sources = Vec::new();
     let mut connected = BTreeMap::new();
     for result in clusters {
@@ -194,22 +190,169 @@ pub async fn load_sources(
     Ok((sources, connected))
 }
 
-/// PURE: the whole comparison, from loaded sources to the report.
-pub fn compare(sources: &[SourceSchemas], request: &Request, show_informational: bool) -> Report {
-    compare_for(sources, request, show_informational, Outcome::Findings)
+/// Runs `work` on a thread where blocking is fine. A panic there is a bug and stays a panic,
+/// with its own message, rather than becoming an error that says less.
+pub(crate) async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(work).await {
+        Ok(value) => value,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // Only a runtime shutting down cancels a blocking task, and then nothing waits here.
+            Err(e) => unreachable!("a blocking task was cancelled: {e}"),
+        },
+    }
 }
 
-/// PURE: [`compare`], working out `outcome` for each API (`Both` puts each API's LCD in
+/// What schema-diff works out from the sources (`--watch` is [`watch::watch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// The report of the differences.
+    Compare {
+        /// The report's table shows informational findings too.
+        show_informational: bool,
+        /// Dry-run each witness on the clusters of the baseline and of the other source.
+        prove: bool,
+        /// Hand back each witness as a manifest to write.
+        witness_files: bool,
+    },
+    /// Per API, a CRD manifest that every source accepts.
+    Lcd,
+    /// Which sources accept the objects in `files`; with `server`, each cluster is asked too,
+    /// by a dry-run create.
+    Objects { files: Vec<PathBuf>, server: bool },
+}
+
+/// What [`run`] found, for the commands layer to show.
+pub enum Outcome {
+    Compared(Compared),
+    /// The LCDs, worked out while they are consumed.
+    Lcd(Lcds),
+    Objects(report::ObjectReport),
+}
+
+/// [`Mode::Compare`]'s outcome.
+#[derive(Debug)]
+pub struct Compared {
+    pub report: Report,
+    /// When asked to prove: what the servers said of the witnesses.
+    pub proofs: Option<Proofs>,
+    /// When asked for them: one manifest per witness.
+    pub witness_files: Vec<WitnessFile>,
+}
+
+impl Compared {
+    /// 5 when a server contradicted the local judgement of a witness (a defect of this tool),
+    /// else 1 with findings at or above --fail-on, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.proofs.as_ref().is_some_and(|p| !p.defects.is_empty()) {
+            exit::DEFECT
+        } else if self.report.summary.failing > 0 {
+            exit::DIFFERENT
+        } else {
+            exit::SAME
+        }
+    }
+}
+
+/// [`Mode::Lcd`]'s outcome: the sources, whose LCDs are worked out one API at a time while they
+/// are consumed (the manifests of 1,000 CRDs take hundreds of megabytes).
+pub struct Lcds {
+    sources: Vec<SourceSchemas>,
+    request: Request,
+}
+
+/// How many APIs an LCD run went through, and how many of them have no LCD.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct LcdSummary {
+    pub apis: usize,
+    pub missing: usize,
+}
+
+impl LcdSummary {
+    /// 1 when some API has no LCD.
+    pub fn exit_code(self) -> u8 {
+        if self.missing > 0 {
+            exit::DIFFERENT
+        } else {
+            exit::SAME
+        }
+    }
+}
+
+impl Lcds {
+    /// Hands `consume` each API's report, with its LCD, in name order, while the APIs after it
+    /// are compared on all cores; counts the APIs it consumed that have none.
+    pub fn consume<R>(
+        &self,
+        consume: impl FnOnce(&mut dyn Iterator<Item = ApiReport>) -> R,
+    ) -> (R, LcdSummary) {
+        let mut summary = LcdSummary::default();
+        let mut comparison = Comparison::new(&self.sources, &self.request, Work::Lcd);
+        let result = comparison.run(|reports| {
+            let mut counted = reports.inspect(|api| {
+                summary.apis += 1;
+                if api.lcd.as_ref().is_some_and(|l| !l.exists) {
+                    summary.missing += 1;
+                }
+            });
+            consume(&mut counted)
+        });
+        (result, summary)
+    }
+}
+
+/// schema-diff's one call: reads every source at once and works out what `mode` asks for.
+pub async fn run(request: &Request, mode: &Mode) -> Result<Outcome> {
+    let (sources, clusters) = load_sources(request).await?;
+    Ok(match mode {
+        Mode::Objects { files, server } => {
+            Outcome::Objects(check_objects(files, *server, &sources, &clusters, request).await?)
+        }
+        Mode::Lcd => Outcome::Lcd(Lcds {
+            sources,
+            request: request.clone(),
+        }),
+        Mode::Compare {
+            show_informational,
+            prove,
+            witness_files,
+        } => {
+            let mut report = compare(&sources, request, *show_informational);
+            let proofs = if *prove {
+                Some(prove::prove(&mut report, &sources, &clusters, request).await?)
+            } else {
+                None
+            };
+            let witness_files = if *witness_files {
+                prove::witness_files(&report)?
+            } else {
+                Vec::new()
+            };
+            Outcome::Compared(Compared {
+                report,
+                proofs,
+                witness_files,
+            })
+        }
+    })
+}
+
+/// PURE: the whole comparison, from loaded sources to the report.
+pub fn compare(sources: &[SourceSchemas], request: &Request, show_informational: bool) -> Report {
+    compare_for(sources, request, show_informational, Work::Findings)
+}
+
+/// PURE: [`compare`], working out `work` for each API (`Both` puts each API's LCD in
 /// its report too).
 pub fn compare_for(
     sources: &[SourceSchemas],
     request: &Request,
     show_informational: bool,
-    outcome: Outcome,
+    work: Work,
 ) -> Report {
     let baseline = request.baseline_index(sources);
     let fail_on = request.fail_on;
-    let mut comparison = Comparison::new(sources, request, outcome);
+    let mut comparison = Comparison::new(sources, request, work);
     let apis: Vec<ApiReport> = comparison.run(|reports| reports.collect());
     let labels = comparison.labels;
     Report {
@@ -233,7 +376,7 @@ pub fn compare_for(
 /// PURE: one API compared across `sources` (findings and LCD), as `--watch` recomputes the API a
 /// change touched; `None` when no source has it.
 pub fn compare_one(sources: &[SourceSchemas], request: &Request, name: &str) -> Option<ApiReport> {
-    let comparison = Comparison::new(sources, request, Outcome::Both);
+    let comparison = Comparison::new(sources, request, Work::Both);
     sources
         .iter()
         .any(|s| s.apis.contains_key(name))
@@ -248,7 +391,7 @@ pub struct Comparison<'a> {
     baseline: usize,
     request: &'a Request,
     threshold: Option<Class>,
-    outcome: Outcome,
+    work: Work,
     labels: Vec<String>,
     names: Vec<&'a String>,
     /// Counts the reports consumed so far.
@@ -257,7 +400,7 @@ pub struct Comparison<'a> {
 
 /// What a [`Comparison`] works out for each API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Work {
     /// The findings, for the report.
     Findings,
     /// The LCD alone: `--lcd` prints only that, and its exit code says only whether every API
@@ -272,18 +415,14 @@ pub enum Outcome {
 const AHEAD: usize = 64;
 
 impl<'a> Comparison<'a> {
-    pub fn new(
-        sources: &'a [SourceSchemas],
-        request: &'a Request,
-        outcome: Outcome,
-    ) -> Comparison<'a> {
+    pub fn new(sources: &'a [SourceSchemas], request: &'a Request, work: Work) -> Comparison<'a> {
         let names: BTreeSet<&String> = sources.iter().flat_map(|s| s.apis.keys()).collect();
         Comparison {
             sources,
             baseline: request.baseline_index(sources),
             request,
             threshold: request.fail_on.threshold(),
-            outcome,
+            work,
             labels: sources.iter().map(|s| s.label.clone()).collect(),
             names: names.into_iter().collect(),
             summary: Summary::default(),
@@ -373,7 +512,7 @@ impl<'a> Comparison<'a> {
         let defs: Vec<Option<&ApiDef>> = which.iter().map(|w| w.map(|k| &*parsed[k])).collect();
         let labels = &self.labels;
         let first = defs.iter().flatten().next().expect("some source has it");
-        let findings = if self.outcome == Outcome::Lcd {
+        let findings = if self.work == Work::Lcd {
             Vec::new()
         } else {
             let ignored = |f: &diff::Finding| self.request.ignore.contains(&f.rule());
@@ -387,7 +526,7 @@ impl<'a> Comparison<'a> {
                 .map(|f| FindingReport::new(f, labels))
                 .collect()
         };
-        let lcd = (self.outcome != Outcome::Findings).then(|| {
+        let lcd = (self.work != Work::Findings).then(|| {
             let l = lcd::lcd_api(&defs, labels);
             LcdReport {
                 exists: l.conflicts.is_empty(),
@@ -432,13 +571,13 @@ impl<'a> Comparison<'a> {
 
 /// `--object`: validate each object locally against each source, and with --server by a
 /// dry-run create on each cluster.
-pub async fn check_objects(
+async fn check_objects(
     files: &[PathBuf],
+    server: bool,
     sources: &[SourceSchemas],
     clusters: &BTreeMap<String, Cluster>,
     request: &Request,
 ) -> Result<report::ObjectReport> {
-    let server = request.server_dry_run;
     let mut objects = Vec::new();
     for file in manifest::expand_paths(files)? {
         let input = manifest::read_text(&file)?;
@@ -494,7 +633,8 @@ pub async fn check_objects(
                         Some(cluster) => {
                             let namespace = request.namespace_of(&source.label);
                             let (state, message, _) =
-                                dry_run_create(cluster, doc, api.as_deref(), namespace).await?;
+                                dry_run_create(cluster, &at, doc, api.as_deref(), namespace)
+                                    .await?;
                             verdict.server = Some(state);
                             verdict.server_message = message;
                         }
@@ -538,9 +678,11 @@ fn api_version(group: &str, version: &str) -> String {
 /// it would be stored).
 type DryRun = (String, Option<String>, Option<Value>);
 
-/// A server-side dry-run create with fieldValidation=Strict.
+/// A server-side dry-run create with fieldValidation=Strict; `input` names the object in
+/// errors.
 async fn dry_run_create(
     cluster: &Cluster,
+    input: &str,
     doc: &Value,
     api: Option<&ApiDef>,
     namespace: &str,
@@ -568,15 +710,13 @@ async fn dry_run_create(
         "/{}?dryRun=All&fieldValidation=Strict&fieldManager=kubectl-migrate",
         api.plural
     );
-    let body = serde_json::to_vec(doc).map_err(|e| Error::Failed {
-        message: e.to_string(),
-    })?;
+    // A JSON value's text is its compact serialization, which cannot fail.
+    let body = doc.to_string().into_bytes();
+    // Only a namespace or plural that is not a URL path segment gets here.
     let request = http::Request::post(path)
         .header("Content-Type", "application/json")
         .body(body)
-        .map_err(|e| Error::Failed {
-            message: e.to_string(),
-        })?;
+        .map_err(|e| Error::input_because(input, "cannot be sent for a dry-run create", e))?;
     match cluster.client.request_text(request).await {
         Ok(body) => Ok(("accepted".into(), None, serde_json::from_str(&body).ok())),
         Err(kube::Error::Api(status)) if (400..500).contains(&status.code) => {

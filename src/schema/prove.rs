@@ -1,7 +1,6 @@
-//! `--prove` and `--witness-dir`: the witnesses of a report dry-run on the servers, and written
-//! as manifests. The thin shell around [`super::witness`].
+//! `--prove` and `--witness-dir`: the witnesses of a report dry-run on the servers, and made into
+//! manifests to write. The thin shell around [`super::witness`].
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -56,10 +55,23 @@ pub async fn prove(
             };
             asked += 1;
             let def = def.as_deref();
-            let (b_state, b_message, b_stored) =
-                dry_run_create(base, &w.object, def, request.namespace_of(&baseline)).await?;
-            let (o_state, o_message, o_stored) =
-                dry_run_create(other, &w.object, def, request.namespace_of(&w.source)).await?;
+            let input = format!("the witness of {} {}", api.name, f.rule);
+            let (b_state, b_message, b_stored) = dry_run_create(
+                base,
+                &input,
+                &w.object,
+                def,
+                request.namespace_of(&baseline),
+            )
+            .await?;
+            let (o_state, o_message, o_stored) = dry_run_create(
+                other,
+                &input,
+                &w.object,
+                def,
+                request.namespace_of(&w.source),
+            )
+            .await?;
             let accepted = |s: &str| s == "accepted";
             let holds = accepted(&b_state)
                 && match w.expect {
@@ -129,18 +141,21 @@ fn stored(object: Option<&Value>) -> Option<Value> {
     Some(o)
 }
 
-/// Writes each witness as `DIR/API.VERSION.N.RULE.yaml`; returns how many.
-pub fn write_witnesses(report: &Report, dir: &Path) -> Result<usize> {
-    let io = |e: std::io::Error| Error::Failed {
-        message: format!("--witness-dir {}: {e}", dir.display()),
-    };
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let mut written = 0;
+/// A witness as a manifest to write: `name` is `API.VERSION.N.RULE.yaml`; `text` is the object
+/// in YAML after a comment line that says what it shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WitnessFile {
+    pub name: String,
+    pub text: String,
+}
+
+/// Each witness of `report` as a manifest.
+pub fn witness_files(report: &Report) -> Result<Vec<WitnessFile>> {
+    let mut files = Vec::new();
     for api in &report.apis {
         for (n, f) in api.findings.iter().enumerate() {
             let Some(w) = &f.witness else { continue };
             let version = f.version.as_deref().unwrap_or("api");
-            let name = format!("{}.{version}.{n}.{}.yaml", api.name, f.rule);
             let yaml = serde_saphyr::to_string(&w.object).map_err(|e| Error::Encode {
                 format: "YAML",
                 source: Box::new(e),
@@ -149,13 +164,14 @@ pub fn write_witnesses(report: &Report, dir: &Path) -> Result<usize> {
                 Expect::Rejected => "rejected",
                 Expect::StoredDifferently => "stored differently",
             };
-            let text = format!(
-                "# {} {version} {} {}: accepted by {}, {what} by {}\n{yaml}",
-                api.name, f.path, f.rule, report.baseline, w.source
-            );
-            std::fs::write(dir.join(name), text).map_err(io)?;
-            written += 1;
+            files.push(WitnessFile {
+                name: format!("{}.{version}.{n}.{}.yaml", api.name, f.rule),
+                text: format!(
+                    "# {} {version} {} {}: accepted by {}, {what} by {}\n{yaml}",
+                    api.name, f.path, f.rule, report.baseline, w.source
+                ),
+            });
         }
     }
-    Ok(written)
+    Ok(files)
 }

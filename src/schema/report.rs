@@ -254,6 +254,15 @@ pub struct SourceVerdict {
 }
 
 impl ObjectReport {
+    /// 1 when some source rejects an object.
+    pub fn exit_code(&self) -> u8 {
+        if self.rejected_anywhere() {
+            super::exit::DIFFERENT
+        } else {
+            super::exit::SAME
+        }
+    }
+
     pub fn rejected_anywhere(&self) -> bool {
         self.objects.iter().any(|o| {
             o.results.iter().any(|r| {

@@ -17,7 +17,7 @@ use crate::manifest;
 use crate::output;
 use crate::schema::load::{BuiltinRef, Selection};
 use crate::schema::report::ApiReport;
-use crate::schema::{self, Comparison, FailOn, Outcome, Request, diff, exit};
+use crate::schema::{self, Compared, FailOn, Mode, Outcome, Request, diff};
 
 /// --fail-on's values, with the help clap shows for each; the domain's [`FailOn`] stays free of
 /// clap.
@@ -149,9 +149,29 @@ pub struct Args {
     pub output: ReportOutputArgs,
 }
 
+/// The flags, resolved: what to compare, what to work out, and how to show it.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub request: Request,
+    pub task: Task,
+    pub format: OutputFormat,
+}
+
+/// What the command does with the sources.
+#[derive(Debug, Clone)]
+pub enum Task {
+    /// Work out `mode` once and show it; with `witness_dir`, write the witnesses there.
+    Once {
+        mode: Mode,
+        witness_dir: Option<PathBuf>,
+    },
+    /// Keep watching the clusters.
+    Watch(watch::Options),
+}
+
 /// The flags, checked and resolved without touching a cluster or a file (contexts are looked up
 /// in the kubeconfig). Usage errors exit 2, as kubectl diff's errors do.
-pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
+pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
     let usage = |m: String| Err(Error::Usage(m));
     let contexts = global.contexts.clone();
     let sources = contexts.len() + args.files.len();
@@ -255,7 +275,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
         .iter()
         .map(|t| (t.context.clone(), global.namespace_for(t)))
         .collect();
-    Ok(Request {
+    let request = Request {
         clusters,
         namespaces,
         request_timeout: global.request_timeout,
@@ -268,17 +288,12 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Request> {
         ignore: args.ignore.iter().cloned().collect(),
         baseline: args.baseline.clone(),
         fail_on: args.fail_on,
-        server_dry_run: args.server,
         chunk_size: args.chunk_size,
         witnesses: !args.no_witnesses,
-    })
-}
-
-/// Runs the command and returns its exit code (0 same, 1 different); errors exit 2 or more.
-pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
-    let request = resolve(global, args)?;
-    if args.watch {
-        let options = watch::Options {
+    };
+    let format = args.output.format();
+    let task = if args.watch {
+        Task::Watch(watch::Options {
             debounce: args.debounce,
             on_breaking: args.on_breaking.clone(),
             on_change: args.on_change.clone(),
@@ -288,32 +303,72 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
             }),
             metrics_addr: args.metrics_addr,
             lcd_dir: args.lcd_dir.clone(),
-            format: args.output.format(),
+            format,
             show_informational: args.all,
+        })
+    } else {
+        let mode = if !args.object.is_empty() {
+            Mode::Objects {
+                files: args.object.clone(),
+                server: args.server,
+            }
+        } else if args.lcd {
+            Mode::Lcd
+        } else {
+            Mode::Compare {
+                show_informational: args.all,
+                prove: args.prove,
+                witness_files: args.witness_dir.is_some(),
+            }
         };
-        return watch::run(request, options).await;
-    }
+        Task::Once {
+            mode,
+            witness_dir: args.witness_dir.clone(),
+        }
+    };
+    Ok(Resolved {
+        request,
+        task,
+        format,
+    })
+}
+
+/// Runs the command and returns its exit code (0 same, 1 different); errors exit 2 or more.
+pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
+    let Resolved {
+        request,
+        task,
+        format,
+    } = resolve(global, args)?;
+    let (mode, witness_dir) = match task {
+        Task::Watch(options) => return watch::run(request, options).await,
+        Task::Once { mode, witness_dir } => (mode, witness_dir),
+    };
     for t in &request.clusters {
         output::log(1, format!("reading context {} at {}", t.context, t.server));
     }
-    let (sources, clusters) = schema::load_sources(&request).await?;
-    if !args.object.is_empty() {
-        let report = schema::check_objects(&args.object, &sources, &clusters, &request).await?;
-        output::print(&report, args.output.format())?;
-        return Ok(if report.rejected_anywhere() {
-            exit::DIFFERENT
-        } else {
-            exit::SAME
-        });
+    match schema::run(&request, &mode).await? {
+        Outcome::Objects(report) => {
+            output::print(&report, format)?;
+            Ok(report.exit_code())
+        }
+        Outcome::Lcd(lcds) => {
+            let (written, summary) = lcds.consume(|reports| write_lcd(reports, format));
+            written?;
+            Ok(summary.exit_code())
+        }
+        Outcome::Compared(compared) => show_comparison(&compared, witness_dir.as_deref(), format),
     }
-    if args.lcd {
-        let comparison = Comparison::new(&sources, &request, Outcome::Lcd);
-        return print_lcd(comparison, args.output.format());
-    }
-    let mut report = schema::compare(&sources, &request, args.all);
-    let mut defects = 0;
-    if args.prove {
-        let proofs = schema::prove(&mut report, &sources, &clusters, &request).await?;
+}
+
+/// The report on stdout; on stderr, what `--prove` found and where `--witness-dir`'s manifests
+/// went.
+fn show_comparison(
+    compared: &Compared,
+    witness_dir: Option<&std::path::Path>,
+    format: OutputFormat,
+) -> Result<u8> {
+    let defects = compared.proofs.as_ref().map_or(0, |proofs| {
         for defect in &proofs.defects {
             output::warn(defect.clone());
         }
@@ -324,48 +379,47 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
                 proofs.proven, proofs.asked
             ),
         );
-        defects = proofs.defects.len();
-    }
-    if let Some(dir) = &args.witness_dir {
-        let written = schema::write_witnesses(&report, dir)?;
+        proofs.defects.len()
+    });
+    if let Some(dir) = witness_dir {
+        write_witnesses(dir, &compared.witness_files)?;
         output::log(
             0,
-            format!("wrote {written} witness manifest(s) to {}", dir.display()),
+            format!(
+                "wrote {} witness manifest(s) to {}",
+                compared.witness_files.len(),
+                dir.display()
+            ),
         );
     }
-    output::print(&report, args.output.format())?;
+    output::print(&compared.report, format)?;
     if defects > 0 {
         output::warn(format!(
             "DEFECT in kubectl-migrate: for {defects} witness(es) the servers contradict the local judgement (see \"disagrees\" in the report); please report it"
         ));
-        return Ok(exit::DEFECT);
     }
-    Ok(if report.summary.failing > 0 {
-        exit::DIFFERENT
-    } else {
-        exit::SAME
-    })
+    Ok(compared.exit_code())
 }
 
-/// `--lcd`: the manifests on stdout, what was given up on stderr, one API at a time (the
-/// manifests of 1,000 CRDs take hundreds of megabytes). Exit 1 when an API has none.
-fn print_lcd(mut comparison: Comparison, format: OutputFormat) -> Result<u8> {
-    let missing = std::cell::Cell::new(0);
-    comparison.run(|reports| write_lcd(reports, format, &missing))?;
-    Ok(if missing.get() > 0 {
-        exit::DIFFERENT
-    } else {
-        exit::SAME
-    })
+/// `--witness-dir`: each witness manifest into DIR (created if missing).
+fn write_witnesses(dir: &std::path::Path, files: &[schema::WitnessFile]) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|source| Error::Io {
+        what: format!("create --witness-dir {}", dir.display()),
+        source,
+    })?;
+    for file in files {
+        let path = dir.join(&file.name);
+        std::fs::write(&path, &file.text).map_err(|source| Error::Io {
+            what: format!("write {}", path.display()),
+            source,
+        })?;
+    }
+    Ok(())
 }
 
-/// The LCD manifests of `reports` on stdout, what was given up on stderr; counts in `missing`
-/// the APIs that have none.
-fn write_lcd(
-    reports: &mut dyn Iterator<Item = ApiReport>,
-    format: OutputFormat,
-    missing: &std::cell::Cell<usize>,
-) -> Result<()> {
+/// `--lcd`: the LCD manifests of `reports` on stdout, what was given up on stderr, one API at a
+/// time as the reports come.
+fn write_lcd(reports: &mut dyn Iterator<Item = ApiReport>, format: OutputFormat) -> Result<()> {
     let manifests = reports.filter_map(|api| {
         let lcd = api.lcd?;
         for d in &lcd.dropped {
@@ -382,7 +436,6 @@ fn write_lcd(
             output::log(0, format!("{}: {n}", api.name));
         }
         if !lcd.exists {
-            missing.set(missing.get() + 1);
             for c in &lcd.conflicts {
                 let at = if c.version.is_empty() {
                     String::new()

@@ -25,7 +25,7 @@ use crate::schema::load;
 use crate::schema::model::SourceSchemas;
 use crate::schema::report::Report;
 use crate::schema::watch::{self, ApiState, EventType, WatchEvent};
-use crate::schema::{Outcome, Request, compare_for, compare_one, exit};
+use crate::schema::{Request, Work, compare_for, compare_one, exit};
 
 mod metrics;
 use metrics::{EventLabels, Metrics, source_label};
@@ -424,7 +424,7 @@ impl Watch {
                 &self.sources,
                 &self.request,
                 self.options.show_informational,
-                Outcome::Both,
+                Work::Both,
             )
         });
         for api in &mut report.apis {

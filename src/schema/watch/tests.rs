@@ -16,7 +16,6 @@ fn request() -> Request {
         ignore: BTreeSet::new(),
         baseline: None,
         fail_on: FailOn::Breaking,
-        server_dry_run: false,
         chunk_size: 0,
         witnesses: false,
     }
