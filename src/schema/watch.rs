@@ -1,16 +1,35 @@
-//! `schema-diff --watch`'s pure core: what changed for one API between two comparisons of it
-//! (findings that appeared or went away, sources that gained or lost it, the LCD narrowed or
-//! widened), and how bad that is. The commands layer observes the clusters, debounces, and
-//! prints, pages and exports what this returns.
+//! `schema-diff --watch` in the domain: [`watch`] (the engine: clusters in, typed events out to
+//! a [`Listener`]) and its pure core here, which says what changed for one API between two
+//! comparisons of it (findings that appeared or went away, sources that gained or lost it, the
+//! LCD narrowed or widened) and how bad that is. The commands layer prints, pages and exports
+//! the events.
+//!
+//! - `feed`: per cluster, a kube-runtime watcher of its CRDs and a probe (I/O);
+//! - `monitor`: the sources as last seen, the debounce, and what recomputes on a change (no I/O);
+//! - `engine`: the loop that feeds the monitor and ends at `stop` or when the listener says so.
+mod engine;
+mod feed;
+mod monitor;
+
 use serde::Serialize;
 
 use super::diff::{self, Class};
 use super::lcd::Manifest;
 use super::load::{self, Selection};
 use super::report::{ApiReport, FindingReport};
+pub use engine::{ApiUpdate, Ended, Flow, Listener, Note, Settings, run, watch};
+pub use feed::Unanswered;
 
 /// The version of the NDJSON event lines (`-o json`).
 pub const EVENT_SCHEMA_VERSION: u32 = 1;
+
+/// Now, as events give their time: RFC 3339, UTC, to the second.
+pub fn timestamp() -> String {
+    let now = k8s_openapi::jiff::Timestamp::now();
+    now.round(k8s_openapi::jiff::Unit::Second)
+        .unwrap_or(now)
+        .to_string()
+}
 
 /// What the watch keeps of one API between changes.
 #[derive(Debug, Clone, PartialEq)]

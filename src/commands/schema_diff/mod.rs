@@ -166,7 +166,10 @@ pub enum Task {
         witness_dir: Option<PathBuf>,
     },
     /// Keep watching the clusters.
-    Watch(watch::Options),
+    Watch {
+        settings: schema::watch::Settings,
+        options: watch::Options,
+    },
 }
 
 /// The flags, checked and resolved without touching a cluster or a file (contexts are looked up
@@ -293,19 +296,24 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
     };
     let format = args.output.format();
     let task = if args.watch {
-        Task::Watch(watch::Options {
-            debounce: args.debounce,
-            on_breaking: args.on_breaking.clone(),
-            on_change: args.on_change.clone(),
-            exit_on: args.exit_on.as_deref().map(|w| match w {
-                "breaking" => watch::ExitOn::Breaking,
-                _ => watch::ExitOn::Change,
-            }),
-            metrics_addr: args.metrics_addr,
-            lcd_dir: args.lcd_dir.clone(),
-            format,
-            show_informational: args.all,
-        })
+        Task::Watch {
+            settings: schema::watch::Settings {
+                debounce: args.debounce,
+                show_informational: args.all,
+            },
+            options: watch::Options {
+                on_breaking: args.on_breaking.clone(),
+                on_change: args.on_change.clone(),
+                exit_on: args.exit_on.as_deref().map(|w| match w {
+                    "breaking" => watch::ExitOn::Breaking,
+                    _ => watch::ExitOn::Change,
+                }),
+                metrics_addr: args.metrics_addr,
+                lcd_dir: args.lcd_dir.clone(),
+                format,
+                show_informational: args.all,
+            },
+        }
     } else {
         let mode = if !args.object.is_empty() {
             Mode::Objects {
@@ -341,7 +349,7 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<u8> {
         format,
     } = resolve(global, args)?;
     let (mode, witness_dir) = match task {
-        Task::Watch(options) => return watch::run(request, options).await,
+        Task::Watch { settings, options } => return watch::run(&request, &settings, options).await,
         Task::Once { mode, witness_dir } => (mode, witness_dir),
     };
     for t in &request.clusters {

@@ -6,7 +6,7 @@ use crate::schema::model::{Origin, SourceSchemas};
 use crate::schema::stored::StoredApi;
 use crate::schema::{FailOn, Request, compare_one};
 
-fn request() -> Request {
+pub(super) fn request() -> Request {
     Request {
         clusters: Vec::new(),
         namespaces: BTreeMap::new(),
@@ -23,7 +23,7 @@ fn request() -> Request {
 
 /// A widget CRD whose v1 has `spec` properties `props` (a YAML flow mapping body); `served`
 /// says whether v1 is served.
-fn crd(props: &str, served: bool) -> String {
+pub(super) fn crd(props: &str, served: bool) -> String {
     format!(
         "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition

@@ -12,8 +12,7 @@ use prometheus_client::registry::Registry;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::schema::diff::Class;
-use crate::schema::model::SourceSchemas;
-use crate::schema::watch::ApiState;
+use crate::schema::watch::ApiUpdate;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct FindingLabels {
@@ -103,26 +102,20 @@ impl Metrics {
     }
 
     /// The API's gauges as its state now is; its label sets removed when no source has it.
-    pub fn set_api(
-        &self,
-        api: &str,
-        state: Option<&ApiState>,
-        sources: &[SourceSchemas],
-        baseline: &str,
-    ) {
+    pub fn set_api(&self, update: ApiUpdate<'_>) {
         let api_label = ApiLabels {
-            api: api.to_string(),
+            api: update.name.to_string(),
         };
-        for source in sources {
+        for source in update.sources {
             for class in COUNTED {
                 let labels = FindingLabels {
-                    api: api.to_string(),
-                    source: source.label.clone(),
+                    api: update.name.to_string(),
+                    source: source.clone(),
                     class: class.as_str().to_string(),
                 };
-                match state {
+                match update.state {
                     Some(s) => {
-                        let n = s.count(&source.label, baseline, class);
+                        let n = s.count(source, update.baseline, class);
                         self.findings
                             .get_or_create(&labels)
                             .set(i64::try_from(n).unwrap_or(i64::MAX));
@@ -133,7 +126,7 @@ impl Metrics {
                 }
             }
         }
-        match state {
+        match update.state {
             Some(s) => {
                 self.lcd_present
                     .get_or_create(&api_label)

@@ -1,0 +1,205 @@
+//! The watch engine: clusters in, typed events out. It follows the CRDs of every cluster (one
+//! [`Feeds`] entry each), keeps the comparison up to date in a [`Monitor`], and tells a
+//! [`Listener`] each API's state, the initial report and every event. It neither prints nor
+//! exits: the CLI's listener prints, pages and exports; a controller's would set conditions.
+use std::future::Future;
+use std::time::Duration;
+
+use kube::runtime::watcher;
+use tokio::time::Instant;
+
+use super::ApiState;
+use super::WatchEvent;
+use super::feed::{Feeds, Signal};
+use super::monitor::Monitor;
+use crate::cluster::{Cluster, DEFAULT_CONNECT_TIMEOUT};
+use crate::error::{Error, Result};
+use crate::schema::model::{Origin, SourceSchemas};
+use crate::schema::report::Report;
+use crate::schema::{Request, blocking, load};
+
+/// What a watch does besides the comparison its [`Request`] describes.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Writes within this long of each other are recomputed (and reported) together.
+    pub debounce: Duration,
+    /// The initial report shows informational findings in its table.
+    pub show_informational: bool,
+}
+
+/// Whether the watch goes on after a listener's call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// How a watch ended (other than by an error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// The `stop` future the watch was given resolved.
+    Stopped,
+    /// The listener answered [`Flow::Stop`].
+    ByListener,
+}
+
+/// Something worth saying that changes nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// A CRD left out of the comparison, and why.
+    Warning(String),
+    /// Detail for -v (1) or -vv (2): a watch error, which a probe then judges.
+    Detail(u8, String),
+}
+
+/// One API as the watch sees it now.
+#[derive(Debug, Clone, Copy)]
+pub struct ApiUpdate<'a> {
+    pub name: &'a str,
+    /// `None` once no source has the API.
+    pub state: Option<&'a ApiState>,
+    /// Every source's label, the clusters first, in the request's order.
+    pub sources: &'a [String],
+    /// The label of the source the others are judged against.
+    pub baseline: &'a str,
+}
+
+/// Who follows a watch. The calls come in the order things happen; an error a call returns ends
+/// the watch with that error.
+pub trait Listener {
+    /// An API's state: once per API before [`Listener::ready`], then after each recompute of
+    /// it, before the event that recompute causes (if any).
+    fn api(&mut self, update: ApiUpdate<'_>) -> Result<()>;
+
+    /// Every cluster has listed its CRDs: `report` is the comparison that the events after it
+    /// are changes of.
+    fn ready(&mut self, report: &Report) -> Result<()>;
+
+    /// An API changed, or a cluster stopped or started answering.
+    fn event(&mut self, event: &WatchEvent) -> Result<Flow>;
+
+    fn note(&mut self, note: Note);
+}
+
+/// Connects to the request's clusters, reads its files, and watches until `stop` resolves or
+/// the listener answers [`Flow::Stop`].
+pub async fn watch(
+    request: &Request,
+    settings: &Settings,
+    listener: &mut impl Listener,
+    stop: impl Future<Output = ()>,
+) -> Result<Ended> {
+    // Watches are long requests: the clients get no read timeout; outages are found by probes
+    // bounded by --request-timeout.
+    let clusters =
+        futures::future::try_join_all(request.clusters.iter().map(|t| t.connect(Duration::ZERO)))
+            .await?;
+    let files = {
+        let (paths, selection) = (request.files.clone(), request.selection.clone());
+        blocking(move || load::load_file_sources(&paths, &selection)).await?
+    };
+    run(&clusters, files, request, settings, listener, stop).await
+}
+
+/// The watch over `clusters` (connected, with no read timeout) and the `files` already read:
+/// the initial report once every cluster has listed its CRDs, then one event per change.
+pub async fn run(
+    clusters: &[Cluster],
+    files: Vec<SourceSchemas>,
+    request: &Request,
+    settings: &Settings,
+    listener: &mut impl Listener,
+    stop: impl Future<Output = ()>,
+) -> Result<Ended> {
+    let probe_timeout = if request.request_timeout.is_zero() {
+        DEFAULT_CONNECT_TIMEOUT
+    } else {
+        request.request_timeout
+    };
+    let watched = clusters
+        .iter()
+        .map(|c| SourceSchemas {
+            label: c.context.clone(),
+            origin: Origin::Cluster {
+                context: c.context.clone(),
+                server: c.server.clone(),
+                version: c.git_version().to_string(),
+            },
+            apis: Default::default(),
+        })
+        .collect();
+    let mut monitor = Monitor::new(watched, files, request, settings);
+    let (feeds, mut signals) = Feeds::start(clusters, request.chunk_size, probe_timeout);
+    // The initial state: every cluster's first complete list. Probes answered meanwhile are
+    // taken in after it, so that no event comes before the initial report.
+    let mut answered = Vec::new();
+    while !monitor.synced() {
+        let Some((i, signal)) = signals.recv().await else {
+            break;
+        };
+        match signal {
+            Signal::Watched(Err(e)) => return Err(first_list_failed(&clusters[i], e)),
+            Signal::Watched(Ok(event)) => {
+                monitor.watched(i, event, Instant::now(), listener)?;
+            }
+            Signal::Probed(answer) => answered.push((i, answer)),
+        }
+    }
+    monitor.start(listener)?;
+    for (i, answer) in answered {
+        if monitor.probed(i, answer, Instant::now(), listener)? == Flow::Stop {
+            return Ok(Ended::ByListener);
+        }
+    }
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let due = monitor.due();
+        let flow = tokio::select! {
+            Some((i, signal)) = signals.recv() => match signal {
+                Signal::Watched(Err(e)) => {
+                    listener.note(Note::Detail(1, format!("{}: watch: {e}", clusters[i].context)));
+                    // A watch error may be the cluster going away or a mere expiry: a probe
+                    // tells which.
+                    feeds.probe_now(i);
+                    Flow::Continue
+                }
+                Signal::Watched(Ok(event)) => monitor.watched(i, event, Instant::now(), listener)?,
+                Signal::Probed(answer) => {
+                    let was_up = monitor.up(i);
+                    let flow = monitor.probed(i, answer, Instant::now(), listener)?;
+                    if !was_up && monitor.up(i) {
+                        // Back: a fresh list now, rather than when the watcher's backoff ends.
+                        feeds.rewatch(i);
+                    }
+                    flow
+                }
+            },
+            () = sleep_until(due) => monitor.flush(listener)?,
+            () = &mut stop => return Ok(Ended::Stopped),
+        };
+        if flow == Flow::Stop {
+            return Ok(Ended::ByListener);
+        }
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A cluster's watch failed before its first list was complete: the watch cannot start.
+fn first_list_failed(cluster: &Cluster, error: watcher::Error) -> Error {
+    let what = "watching CustomResourceDefinitions";
+    match error {
+        watcher::Error::InitialListFailed(e)
+        | watcher::Error::WatchStartFailed(e)
+        | watcher::Error::WatchFailed(e) => cluster.api_error(what, e),
+        watcher::Error::WatchError(status) => cluster.api_error(what, kube::Error::Api(status)),
+        watcher::Error::NoResourceVersion => Error::Failed {
+            message: format!("{}: {what}: {error}", cluster.context),
+        },
+    }
+}
