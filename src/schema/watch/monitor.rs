@@ -84,7 +84,9 @@ impl<'a> Monitor<'a> {
         self.up[i]
     }
 
-    /// Takes in one event of cluster `i`'s watcher, seen at `now`.
+    /// Takes in one event of cluster `i`'s watcher, seen at `now`. An event from a cluster
+    /// marked lost is the proof that it answers again: `source-back` comes first, so that the
+    /// change the event carries never precedes it.
     pub fn watched(
         &mut self,
         i: usize,
@@ -92,6 +94,11 @@ impl<'a> Monitor<'a> {
         now: Instant,
         listener: &mut impl Listener,
     ) -> Result<Flow> {
+        let flow = if self.up[i] {
+            Flow::Continue
+        } else {
+            self.back(i, now, listener)?
+        };
         let label = self.sources[i].label.clone();
         match event {
             watcher::Event::Init => self.listing[i] = Some(BTreeMap::new()),
@@ -133,7 +140,7 @@ impl<'a> Monitor<'a> {
                 }
             }
         }
-        Ok(Flow::Continue)
+        Ok(flow)
     }
 
     /// The CRD in the compact form the comparison reads; `None` when not selected or not a
@@ -235,20 +242,22 @@ impl<'a> Monitor<'a> {
                 );
                 listener.event(&event)
             }
-            (false, Ok(())) => {
-                self.up[i] = true;
-                // Its watcher delivers what changed meanwhile (or lists afresh); the APIs are
-                // recomputed either way.
-                let label = self.labels[i].clone();
-                let names: Vec<String> = self.sources[i].apis.keys().cloned().collect();
-                for name in names {
-                    self.touch(name, &label, now);
-                }
-                let event = WatchEvent::source(EventType::SourceBack, &label, timestamp(), None);
-                listener.event(&event)
-            }
+            (false, Ok(())) => self.back(i, now, listener),
             _ => Ok(Flow::Continue),
         }
+    }
+
+    /// Cluster `i` answers again: `source-back`, and everything it serves is recomputed (its
+    /// watcher delivers what changed meanwhile, or lists afresh, either way).
+    fn back(&mut self, i: usize, now: Instant, listener: &mut impl Listener) -> Result<Flow> {
+        self.up[i] = true;
+        let label = self.labels[i].clone();
+        let names: Vec<String> = self.sources[i].apis.keys().cloned().collect();
+        for name in names {
+            self.touch(name, &label, now);
+        }
+        let event = WatchEvent::source(EventType::SourceBack, &label, timestamp(), None);
+        listener.event(&event)
     }
 
     /// Recomputes the APIs changed since the last flush, and reports each that changed.

@@ -140,6 +140,33 @@ async fn a_burst_of_writes_is_coalesced_for_at_most_five_debounce_periods() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_lost_cluster_is_back_before_the_change_it_delivers() {
+    let (request, settings, mut heard) = (request(), settings(), Heard::default());
+    let mut monitor = started(&request, &settings, &mut heard);
+    heard.take();
+    let now = Instant::now();
+    monitor.probed(2, Ok(()), now, &mut heard).unwrap();
+    assert!(
+        heard.take().is_empty(),
+        "an answer from a cluster that is up"
+    );
+    let lost = Err(Unanswered::Timeout(Duration::from_secs(2)));
+    monitor.probed(2, lost, now, &mut heard).unwrap();
+    assert!(!monitor.up(2));
+    assert_eq!(heard.take(), ["source-lost c - no answer within 2s"]);
+    // Its watcher delivers a change before any probe says it answers: it answers.
+    monitor
+        .watched(2, Event::Apply(object(LESS)), now, &mut heard)
+        .unwrap();
+    assert!(monitor.up(2));
+    assert_eq!(heard.take(), ["source-back c - -"]);
+    monitor.flush(&mut heard).unwrap();
+    assert_eq!(heard.take()[1], "change c breaking -");
+    monitor.probed(2, Ok(()), now, &mut heard).unwrap();
+    assert!(heard.take().is_empty(), "back once");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn a_cluster_back_after_a_probe_recomputes_what_it_serves_and_reports_no_change() {
     let (request, settings, mut heard) = (request(), settings(), Heard::default());
     let mut monitor = started(&request, &settings, &mut heard);
