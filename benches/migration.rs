@@ -45,7 +45,7 @@ const WAIT_STEPS: [&str; 2] = ["wait-pods-gone", "wait-ready"];
 /// Issue 20's targets for the tool observing through watches.
 const TARGET_MEDIAN_OVERHEAD_MS: f64 = 50.0;
 const TARGET_RATIO: f64 = 0.3;
-/// The tool's switch to its polling observation (src/statefulset/watched.rs).
+/// The tool's switch to its polling observation (read by src/commands/statefulset).
 const OBSERVE_ENV: &str = "KUBECTL_MIGRATE_OBSERVE";
 const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
     export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \

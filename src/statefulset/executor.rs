@@ -138,6 +138,8 @@ pub struct Executor {
     pub health_check: Option<String>,
     pub timeout: Duration,
     pub volumes: VolumeMode,
+    /// This process as the lease holder, named in the Events of the steps.
+    pub holder: String,
     pub interrupt: Interrupt,
     /// `Some` in the dry-run mode: the verdicts so far.
     dry_run: Option<Mutex<Vec<DryRunResult>>>,
@@ -163,6 +165,7 @@ impl Executor {
         health_check: Option<String>,
         timeout: Duration,
         volumes: VolumeMode,
+        holder: String,
     ) -> Executor {
         Executor {
             source,
@@ -174,6 +177,7 @@ impl Executor {
             health_check,
             timeout,
             volumes,
+            holder,
             interrupt: Interrupt::default(),
             watched: Mutex::default(),
             recording: Mutex::default(),
@@ -415,7 +419,7 @@ impl Executor {
             .ok()
             .and_then(|v| v.get("step").and_then(|s| s.as_str()).map(str::to_string))
             .unwrap_or_else(|| "step".into());
-        let holder = lease::holder_identity();
+        let holder = &self.holder;
         let reason = if rollback {
             "MigrationRollbackStep"
         } else {

@@ -21,7 +21,7 @@
 //!   of its own last write, so it never removes another holder's lease.
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
@@ -46,27 +46,16 @@ pub const RETRY_PERIOD: Duration = Duration::from_secs(2);
 /// noticing the renew deadline.
 const LEASE_REQUEST_TIMEOUT: Duration = Duration::from_secs(4);
 
-/// This process as a lease holder: `host/pid/random`. The host and pid tell a person who holds
-/// the lease; the random part keeps the identity unique across machines without a hostname and
-/// across pid reuse.
-pub fn holder_identity() -> &'static str {
-    static IDENTITY: OnceLock<String> = OnceLock::new();
-    IDENTITY.get_or_init(|| format!("{}/{}/{}", host_name(), std::process::id(), random_suffix()))
-}
-
-/// Best effort: the identity only has to be unique, and the random suffix sees to that.
-fn host_name() -> String {
-    let from_env = std::env::var("HOSTNAME").ok();
-    let from_files = || {
-        ["/proc/sys/kernel/hostname", "/etc/hostname"]
-            .iter()
-            .find_map(|f| std::fs::read_to_string(f).ok())
-    };
-    from_env
-        .or_else(from_files)
-        .map(|h| h.trim().to_string())
+/// This process on `host` as a lease holder: `host/pid/random`. The host and pid tell a person
+/// who holds the lease; the random part keeps the identity unique across machines without a
+/// hostname and across pid reuse. The commands layer makes it once per process (see
+/// [`Settings::holder`](super::Settings::holder)); a host name that cannot be part of it is left out.
+pub fn holder_identity(host: Option<&str>) -> String {
+    let host = host
+        .map(str::trim)
         .filter(|h| !h.is_empty() && !h.contains('/'))
-        .unwrap_or_else(|| "unknown-host".into())
+        .unwrap_or("unknown-host");
+    format!("{host}/{}/{}", std::process::id(), random_suffix())
 }
 
 /// 48 random bits as hex, from the standard library's randomly keyed hasher and the clock.
@@ -245,12 +234,14 @@ fn now() -> MicroTime {
     MicroTime(k8s_openapi::jiff::Timestamp::now())
 }
 
-/// Takes the migration's Lease in the destination, watching a held one until its holder is seen
-/// alive (refused) or silent for the lease duration (taken over). `note` hears about the wait.
+/// Takes the migration's Lease in the destination for `holder` (see [`holder_identity`]),
+/// watching a held one until its holder is seen alive (refused) or silent for the lease duration
+/// (taken over). `note` hears about the wait.
 pub async fn acquire(
     cluster: &Cluster,
     namespace: &str,
     set: &str,
+    holder: &str,
     note: &mut dyn FnMut(Event<'_>),
 ) -> Result<Held> {
     let place = Place::new(cluster, namespace, set);
@@ -261,7 +252,7 @@ pub async fn acquire(
             .call("read the migration lease", place.api.get_opt(&place.name))
             .await?;
         let Some(lease) = read else {
-            return take(cluster, &place, None, 0).await;
+            return take(cluster, &place, holder, None, 0).await;
         };
         let current = Sighting::after(previous.clone(), Record::of(&lease), Instant::now());
         match next(previous.as_ref(), &current, Instant::now()) {
@@ -270,6 +261,7 @@ pub async fn acquire(
                 let held = take(
                     cluster,
                     &place,
+                    holder,
                     lease.metadata.resource_version.clone(),
                     transitions + 1,
                 )
@@ -307,16 +299,17 @@ pub async fn acquire(
     }
 }
 
-/// Creates the lease (no `resource_version`) or replaces the one read, as this process's.
+/// Creates the lease (no `resource_version`) or replaces the one read, as `holder`'s.
 async fn take(
     cluster: &Cluster,
     place: &Place,
+    holder: &str,
     resource_version: Option<String>,
     transitions: i32,
 ) -> Result<Held> {
     let stamp = now();
     let spec = LeaseSpec {
-        holder_identity: Some(holder_identity().to_string()),
+        holder_identity: Some(holder.to_string()),
         lease_duration_seconds: Some(LEASE_DURATION.as_secs() as i32),
         acquire_time: Some(stamp.clone()),
         renew_time: Some(stamp),
@@ -556,7 +549,7 @@ impl Shared {
                     match read {
                         Ok(Ok(Some(current))) => {
                             let holder = Record::of(&current).holder;
-                            if holder == holder_identity() {
+                            if Some(&holder) == self.spec.holder_identity.as_ref() {
                                 self.holding().resource_version =
                                     current.metadata.resource_version.unwrap_or_default();
                                 failure = "the lease changed under this run's own renewals".into();
@@ -742,13 +735,16 @@ mod tests {
 
     #[test]
     fn the_identity_names_host_and_pid_and_is_unique() {
-        let id = holder_identity();
+        let id = holder_identity(Some("node-1\n"));
         let parts: Vec<&str> = id.split('/').collect();
         assert_eq!(parts.len(), 3, "{id}");
-        assert!(!parts[0].is_empty());
+        assert_eq!(parts[0], "node-1");
         assert_eq!(parts[1], std::process::id().to_string());
         assert_eq!(parts[2].len(), 12);
-        assert_eq!(holder_identity(), id, "one identity per process");
         assert_ne!(random_suffix(), random_suffix());
+        for unusable in [None, Some(" "), Some("a/b")] {
+            let id = holder_identity(unusable);
+            assert!(id.starts_with("unknown-host/"), "{unusable:?}: {id}");
+        }
     }
 }

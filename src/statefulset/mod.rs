@@ -42,6 +42,7 @@ use crate::cluster::Target;
 use crate::error::Result;
 pub use decide::Step;
 pub use executor::DryRunResult;
+pub use lease::holder_identity;
 pub use model::VolumeMode;
 pub use plan::Plan;
 pub use run::run;
@@ -137,9 +138,25 @@ pub struct Settings {
     pub step: bool,
     /// Shared (copied) claims or fresh ones from the destination's templates.
     pub volumes: VolumeMode,
+    /// How the reconciler reads both clusters on each loop iteration.
+    pub observe: Observe,
+    /// This process as the migration's lease holder (see [`holder_identity`]): named in the
+    /// Lease and in the Events of each step.
+    pub holder: String,
     /// One of several sets picked by a label selector or `--all`: a rollback of a set that was
     /// never migrated has nothing to do rather than failing the selection.
     pub selected: bool,
+}
+
+/// How the reconciler reads both clusters on each loop iteration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Observe {
+    /// Through watches started once per run (see `watched`): the loop reads memory and its
+    /// waits wake on the watch events.
+    Watch,
+    /// With requests on every iteration, as before watches: the migration benchmark's
+    /// baseline, and a way out where watching cluster-wide PVs is not allowed.
+    Poll,
 }
 
 /// Whether to go on at a `--step` pause.

@@ -19,6 +19,7 @@ use kube::Api;
 use kube::api::{ListParams, Patch, PatchParams, PostParams};
 use serde::Serialize;
 
+use super::Observe;
 use super::copy::{destination_set, map_class};
 use super::executor::FIELD_MANAGER;
 use super::model::{
@@ -54,6 +55,8 @@ pub struct Request<'a> {
     pub nodes_listable: bool,
     /// Shared (copied) claims or fresh ones: only copied volumes must reach the destination.
     pub volumes: VolumeMode,
+    /// How the reconciler will read the clusters: watching needs list and watch permissions.
+    pub observe: Observe,
 }
 
 /// ordinals.start is GA in 1.31 and on by default since 1.27 (beta).
@@ -145,8 +148,7 @@ pub fn dependencies(spec: &PodSpec) -> Dependencies {
 /// The verbs the plan needs, per (group, resource), in each cluster.
 fn needed_permissions(
     destination: bool,
-    copy_dependencies: bool,
-    create_namespace: bool,
+    req: &Request<'_>,
 ) -> Vec<(&'static str, &'static str, &'static str, bool)> {
     // (group, resource, verb, namespaced)
     let mut needed = vec![
@@ -161,7 +163,7 @@ fn needed_permissions(
         ("", "persistentvolumes", "patch", false),
     ];
     // The reconciler's watches (src/statefulset/watched.rs): each is a list, then a watch.
-    if super::watched::wanted() {
+    if req.observe == Observe::Watch {
         needed.extend([
             ("apps", "statefulsets", "list", true),
             ("apps", "statefulsets", "watch", true),
@@ -194,12 +196,12 @@ fn needed_permissions(
             ("coordination.k8s.io", "leases", "update", true),
             ("coordination.k8s.io", "leases", "delete", true),
         ]);
-        if copy_dependencies {
+        if req.copy_dependencies {
             for r in ["services", "configmaps", "secrets", "serviceaccounts"] {
                 needed.push(("", r, "create", true));
             }
         }
-        if create_namespace {
+        if req.create_namespace {
             needed.push(("", "namespaces", "create", false));
         }
     }
@@ -908,7 +910,7 @@ pub async fn permissions((src, dst): (&Cluster, &Cluster), req: &Request<'_>) ->
     let source_denied = denied_permissions(
         src,
         &req.source_at.namespace,
-        &needed_permissions(false, false, false),
+        &needed_permissions(false, req),
     )
     .await;
     if !source_denied.is_empty() {
@@ -918,12 +920,7 @@ pub async fn permissions((src, dst): (&Cluster, &Cluster), req: &Request<'_>) ->
             source_denied.join(", ")
         ));
     }
-    let destination_denied = denied_permissions(
-        dst,
-        dst_ns,
-        &needed_permissions(true, req.copy_dependencies, req.create_namespace),
-    )
-    .await;
+    let destination_denied = denied_permissions(dst, dst_ns, &needed_permissions(true, req)).await;
     if !destination_denied.is_empty() {
         problems.push(format!(
             "{} denies: {}",
@@ -1100,6 +1097,7 @@ mod tests {
                 recorded_budgets: None,
                 nodes_listable: true,
                 volumes: flags.volumes,
+                observe: Observe::Watch,
             };
             judge(&request, facts, observed)
         }
@@ -1425,6 +1423,7 @@ mod tests {
                 recorded_budgets: None,
                 nodes_listable: true,
                 volumes: VolumeMode::Shared,
+                observe: Observe::Watch,
             };
             let names: Vec<String> = preparation(&request, &facts)
                 .budgets

@@ -13,8 +13,8 @@ use super::lease;
 use super::model::{Direction, Side};
 use super::plan;
 use super::run::Run;
-use super::watched::{self, Watched};
-use super::{Event, Operator, StepEvent, StepGate, StepPhase};
+use super::watched::Watched;
+use super::{Event, Observe, Operator, StepEvent, StepGate, StepPhase};
 use crate::error::{Error, Result};
 
 /// Errors worth retrying: the server is restarting, overloaded, or an object moved under us.
@@ -160,10 +160,10 @@ impl Run<'_> {
     }
 
     /// Starts the watches the loop observes through, once (unless polling is asked for, see
-    /// `watched::wanted`); the executor's waits use them too.
+    /// [`Observe`]); the executor's waits use them too.
     fn start_watching(&self) {
         let ex = &self.executor;
-        if ex.watched().is_none() && watched::wanted() {
+        if ex.watched().is_none() && self.settings.observe == Observe::Watch {
             ex.watch_with(Some(Arc::new(Watched::start(
                 [&ex.source, &ex.destination],
                 [&ex.source_at, &ex.destination_at],
@@ -198,6 +198,7 @@ impl Run<'_> {
             &ex.destination,
             &ex.destination_at.namespace,
             &self.settings.name,
+            &self.settings.holder,
             &mut |e: Event<'_>| operator.event(e),
         )
         .await?;

@@ -42,6 +42,7 @@ pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Out
         settings.health_check.clone(),
         settings.timeout,
         settings.volumes,
+        settings.holder.clone(),
     );
     let mut run = Run {
         settings,
@@ -179,6 +180,7 @@ impl Run<'_> {
             recorded_budgets: journal.map(|j| (j.budgets.as_slice(), j.replicas)),
             nodes_listable: true,
             volumes: self.settings.volumes,
+            observe: self.settings.observe,
         }
     }
 

@@ -28,16 +28,6 @@ use super::observe::{self, Location, Scope};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 
-/// Set to `poll` (`KUBECTL_MIGRATE_OBSERVE=poll`), the reconciler reads both clusters with
-/// requests on every iteration, as before watches: the migration benchmark's baseline, and a
-/// way out where watching cluster-wide PVs is not allowed.
-pub const OBSERVE_ENV: &str = "KUBECTL_MIGRATE_OBSERVE";
-
-/// Whether the reconciler observes through watches (the default) rather than requests.
-pub fn wanted() -> bool {
-    std::env::var(OBSERVE_ENV).map_or(true, |v| v != "poll")
-}
-
 /// One side's caches.
 struct SideStores {
     side: Side,

@@ -8,6 +8,7 @@ mod selection;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use clap::{ArgGroup, ValueEnum};
@@ -21,7 +22,7 @@ use crate::cluster;
 use crate::duration::humanize;
 use crate::error::{Error, Result};
 use crate::output;
-use crate::statefulset::{self, Batch, DryRun, Mode, Outcome, Settings, VolumeMode};
+use crate::statefulset::{self, Batch, DryRun, Mode, Observe, Outcome, Settings, VolumeMode};
 use console::Console;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -342,12 +343,41 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             step: args.step,
             selected: selection.is_some(),
             volumes,
+            observe: observe_mode(std::env::var(OBSERVE_ENV).ok().as_deref()),
+            holder: holder().to_string(),
         },
         selection,
         yes: args.yes,
         output: args.output.format(),
         kubeconfig: global.kubeconfig.clone(),
         to_kubeconfig: args.to_kubeconfig.clone(),
+    })
+}
+
+/// Set to `poll`, the reconciler reads both clusters with requests on every iteration instead
+/// of watching them (see [`Observe::Poll`]); anything else, or nothing, watches.
+pub const OBSERVE_ENV: &str = "KUBECTL_MIGRATE_OBSERVE";
+
+/// [`OBSERVE_ENV`]'s value as the run's [`Observe`] setting.
+fn observe_mode(value: Option<&str>) -> Observe {
+    match value {
+        Some("poll") => Observe::Poll,
+        _ => Observe::Watch,
+    }
+}
+
+/// This process as a migration's lease holder: one identity for every run of the process.
+fn holder() -> &'static str {
+    static HOLDER: OnceLock<String> = OnceLock::new();
+    HOLDER.get_or_init(|| statefulset::holder_identity(host_name().as_deref()))
+}
+
+/// This machine's name, best effort: $HOSTNAME, else the kernel's.
+fn host_name() -> Option<String> {
+    std::env::var("HOSTNAME").ok().or_else(|| {
+        ["/proc/sys/kernel/hostname", "/etc/hostname"]
+            .iter()
+            .find_map(|f| std::fs::read_to_string(f).ok())
     })
 }
 
@@ -762,6 +792,24 @@ users:
         );
         for bad in ["fast", "=ssd", "fast=", "a=b=c"] {
             assert!(parse_class_mapping(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn one_process_is_one_lease_holder() {
+        let id = holder();
+        assert_eq!(
+            id.split('/').nth(1),
+            Some(std::process::id().to_string().as_str())
+        );
+        assert_eq!(holder(), id, "one identity per process");
+    }
+
+    #[test]
+    fn only_poll_turns_the_watches_off() {
+        assert_eq!(observe_mode(Some("poll")), Observe::Poll);
+        for watching in [None, Some("watch"), Some(""), Some("POLL")] {
+            assert_eq!(observe_mode(watching), Observe::Watch, "{watching:?}");
         }
     }
 
