@@ -23,15 +23,16 @@ use super::copy::{
     ORIGINAL_POLICY_ANNOTATION, ORIGINAL_RETENTION_ANNOTATION, copy_claim, copy_volume,
     destination_set,
 };
-use super::decide::{Step, verified_bound_after};
+use super::decide::verified_bound_after;
 use super::journal::{self, Stored};
 use super::lease;
+use super::model::Names;
 use super::model::{
     Direction, Journal, ObjectKind, ObjectRef, Observed, RecordedBudget, Retention, Side,
     VolumeMode, pod_name,
 };
 use super::observe::Location;
-use super::plan::Names;
+use super::step::Step;
 use super::watched::Watched;
 use crate::cluster::{Cluster, Namespaced};
 use crate::duration::humanize;
@@ -415,10 +416,7 @@ impl Executor {
         if self.is_dry_run() {
             return;
         }
-        let action = serde_json::to_value(step)
-            .ok()
-            .and_then(|v| v.get("step").and_then(|s| s.as_str()).map(str::to_string))
-            .unwrap_or_else(|| "step".into());
+        let action = step.kind();
         let holder = &self.holder;
         let reason = if rollback {
             "MigrationRollbackStep"

@@ -9,6 +9,7 @@
 //! - pure: [`decide`] (the next safe step), [`copy`] (object rewrites), [`plan`],
 //!   `scheduling` (whether a destination node takes each pod),
 //!   [`preflight::judge`], [`cleanup::judge`], [`status`];
+//! - words: [`step`] (what each step does, for the plan, the events and the prompts);
 //! - I/O: `observe` (reads), `executor` (every write, also in a dry-run mode), `dependencies`
 //!   (copies of the objects the pods use), `journal` (the record), `lease` (one operator at a
 //!   time, as client-go's leader election; its judgement is pure), `reconcile` (the loop),
@@ -31,6 +32,7 @@ pub mod recover;
 mod run;
 mod scheduling;
 pub mod status;
+pub mod step;
 mod watched;
 
 use std::collections::BTreeMap;
@@ -40,12 +42,12 @@ use serde::Serialize;
 
 use crate::cluster::Target;
 use crate::error::Result;
-pub use decide::Step;
 pub use executor::DryRunResult;
 pub use lease::holder_identity;
 pub use model::VolumeMode;
 pub use plan::Plan;
 pub use run::run;
+pub use step::Step;
 
 /// How many ordinals move per step (`--batch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -268,6 +268,52 @@ impl Journal {
 }
 
 /// `<template>-<set>-<ordinal>`, the name the StatefulSet controller gives a pod's claim.
+/// Names used in messages.
+#[derive(Debug, Clone)]
+pub struct Names {
+    pub set: String,
+    pub source_context: String,
+    pub source_namespace: String,
+    pub destination_context: String,
+    pub destination_namespace: String,
+}
+
+impl Names {
+    /// Set web in namespace db, from km-a to km-b: the names the unit tests use.
+    #[cfg(test)]
+    pub fn fixture() -> Names {
+        Names {
+            set: "web".into(),
+            source_context: "km-a".into(),
+            source_namespace: "db".into(),
+            destination_context: "km-b".into(),
+            destination_namespace: "db".into(),
+        }
+    }
+
+    pub fn context(&self, side: Side) -> &str {
+        match side {
+            Side::Source => &self.source_context,
+            Side::Destination => &self.destination_context,
+        }
+    }
+    pub fn namespace(&self, side: Side) -> &str {
+        match side {
+            Side::Source => &self.source_namespace,
+            Side::Destination => &self.destination_namespace,
+        }
+    }
+    /// `context/namespace/set` on `side`.
+    pub fn set_at(&self, side: Side) -> String {
+        format!(
+            "{}/{}/{}",
+            self.context(side),
+            self.namespace(side),
+            self.set
+        )
+    }
+}
+
 pub fn claim_name(template: &str, set: &str, ordinal: i32) -> String {
     format!("{template}-{set}-{ordinal}")
 }

@@ -1,58 +1,15 @@
-//! PURE: the human plan (a numbered list of steps per ordinal, highest first) and one-line
-//! descriptions of reconciler steps.
+//! PURE: the reconciler's steps as they come when nothing interferes, and the human plan made
+//! of them (a numbered list of steps per ordinal, highest first; each step's words are
+//! `step`'s).
 use serde::Serialize;
 
 use super::budget::BudgetSpec;
-use super::decide::{Step, apply_budget, budget_step, shares, unprotected_volumes};
+use super::decide::{apply_budget, budget_step, shares, unprotected_volumes};
 use super::model::{
     Direction, Journal, ObjectKind, Observed, Preparation, RecordedBudget, Retention, Side,
     VolumeMode, claim_name,
 };
-
-/// Names used in messages.
-#[derive(Debug, Clone)]
-pub struct Names {
-    pub set: String,
-    pub source_context: String,
-    pub source_namespace: String,
-    pub destination_context: String,
-    pub destination_namespace: String,
-}
-
-impl Names {
-    /// Set web in namespace db, from km-a to km-b: the names the unit tests use.
-    #[cfg(test)]
-    pub fn fixture() -> Names {
-        Names {
-            set: "web".into(),
-            source_context: "km-a".into(),
-            source_namespace: "db".into(),
-            destination_context: "km-b".into(),
-            destination_namespace: "db".into(),
-        }
-    }
-
-    pub fn context(&self, side: Side) -> &str {
-        match side {
-            Side::Source => &self.source_context,
-            Side::Destination => &self.destination_context,
-        }
-    }
-    pub fn namespace(&self, side: Side) -> &str {
-        match side {
-            Side::Source => &self.source_namespace,
-            Side::Destination => &self.destination_namespace,
-        }
-    }
-    fn set_at(&self, side: Side) -> String {
-        format!(
-            "{}/{}/{}",
-            self.context(side),
-            self.namespace(side),
-            self.set
-        )
-    }
-}
+use super::step::{InPlan, Step, Telling};
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -391,17 +348,6 @@ pub fn rollback_steps(
     steps
 }
 
-/// How to tell the steps of a plan: what the lines need besides the steps.
-pub struct Telling<'a> {
-    pub observed: &'a Observed,
-    pub names: &'a Names,
-    /// The set's minReadySeconds.
-    pub min_ready_seconds: i32,
-    pub health_check: Option<&'a str>,
-    /// The journal, for what a rollback restores.
-    pub journal: Option<&'a Journal>,
-}
-
 /// The plan of a forward migration from the current observation (before it starts): the
 /// steps of [`forward_steps`], each told as a person needs it.
 pub fn forward_plan(telling: &Telling<'_>, preparation: &Preparation, batch: i32) -> Plan {
@@ -477,44 +423,9 @@ pub fn rollback_plan(telling: &Telling<'_>, journal: &Journal, batch: i32) -> Pl
     }
 }
 
-/// Each step as a line of the plan. Waits that a scale-down starts are told with it.
+/// Each step as lines of the plan, numbered. Waits that a scale-down starts are told with it.
 fn tell(telling: &Telling<'_>, direction: Direction, steps: &[Step]) -> Vec<PlannedStep> {
-    let Telling {
-        observed,
-        names,
-        min_ready_seconds,
-        health_check,
-        journal,
-    } = *telling;
     let mut planned = Vec::new();
-    let mut push = |ordinal: Option<i32>, side: Side, writes: bool, action: String| {
-        planned.push(PlannedStep {
-            number: planned.len() + 1,
-            ordinal,
-            cluster: names.context(side).to_string(),
-            writes,
-            action,
-        });
-    };
-    // Ordinals are told in the order they move: highest first forward, lowest first back.
-    let list = |ordinals: &[i32]| {
-        let mut ordinals = ordinals.to_vec();
-        if direction == Direction::Forward {
-            ordinals.reverse();
-        }
-        ordinals
-            .iter()
-            .map(i32::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    let set_of = |side: Side| observed.side(side).set.as_ref();
-    let retention_text = |r: &Retention| {
-        format!(
-            "whenScaled={}, whenDeleted={}",
-            r.when_scaled, r.when_deleted
-        )
-    };
     // The ordinals of the batch being moved: its scale-down names them, and the lines after it
     // are told as that batch's, by the ordinal that moves first.
     let mut first = None;
@@ -535,240 +446,31 @@ fn tell(telling: &Telling<'_>, direction: Direction, steps: &[Step]) -> Vec<Plan
                 _ => ordinals.iter().min().copied(),
             };
         }
-        match step {
-            Step::SetBudget { side, .. } => push(None, *side, true, describe(step, names)),
-            Step::CreateNamespace => push(
-                None,
-                Side::Destination,
-                true,
-                format!(
-                    "create namespace {} (labelled as this migration's; a rollback deletes it)",
-                    names.destination_namespace
-                ),
-            ),
-            Step::WriteJournal => push(
-                None,
-                Side::Destination,
-                true,
-                format!(
-                    "write the migration journal (ConfigMap {}/{name}, updated after each step) and hold the Lease {name} while running",
-                    names.destination_namespace,
-                    name = super::journal::object_name(&names.set)
-                ),
-            ),
-            Step::CopyObject { kind, name } => push(
-                None,
-                Side::Destination,
-                true,
-                format!(
-                    "copy {kind} {name} from {} (recorded in the journal; a rollback deletes it)",
-                    names.source_context
-                ),
-            ),
-            Step::ProtectVolumes { side, volumes } => {
-                for name in volumes {
-                    let policy = observed
-                        .side(*side)
-                        .volumes
-                        .get(name)
-                        .map(|v| v.reclaim_policy.as_str())
-                        .unwrap_or("?");
-                    push(
-                        None,
-                        *side,
-                        true,
-                        format!(
-                            "protect PV {name}: reclaim policy {policy} -> Retain (original recorded)"
-                        ),
-                    );
-                }
-            }
-            Step::HoldRetention => {
-                let retention = set_of(Side::Source)
-                    .map(|s| s.retention.clone())
-                    .unwrap_or_else(Retention::retain);
-                push(
-                    None,
-                    Side::Source,
-                    true,
-                    format!(
-                        "hold PVC retention policy at Retain (was {})",
-                        retention_text(&retention)
-                    ),
-                );
-            }
-            Step::CreateDestination => {
-                let end = set_of(Side::Source).map_or(0, |s| s.start + s.replicas);
-                push(
-                    None,
-                    Side::Destination,
-                    true,
-                    format!(
-                        "create StatefulSet {} with replicas=0, ordinals.start={end}",
-                        names.set_at(Side::Destination)
-                    ),
-                )
-            }
-            Step::Resize {
-                side,
-                start,
-                replicas,
-            } => {
-                let action = match gone_after {
-                    Some(ordinals) if *side == Side::Source => format!(
-                        "scale source to {replicas} replicas and wait until pod(s) {} are gone (Terminating included)",
-                        list(ordinals)
-                    ),
-                    Some(ordinals) => format!(
-                        "scale {} to ordinals.start={start}, replicas={replicas} and wait until pod(s) {} are gone (Terminating included)",
-                        side_word(*side),
-                        list(ordinals)
-                    ),
-                    None if *side == Side::Source
-                        && set_of(Side::Source).is_some_and(|s| s.start == *start) =>
-                    {
-                        format!("scale source to {replicas} replicas")
-                    }
-                    None => format!(
-                        "patch {} to ordinals.start={start}, replicas={replicas} in one request",
-                        side_word(*side)
-                    ),
-                };
-                push(first, *side, true, action);
-            }
-            Step::WaitPodsGone { side, ordinals }
-                if i == 0 || !matches!(steps[i - 1], Step::Resize { .. }) =>
-            {
-                push(
-                    first,
-                    *side,
-                    false,
-                    format!(
-                        "wait until pod(s) {} are gone (Terminating included)",
-                        list(ordinals)
-                    ),
-                )
-            }
-            Step::CopyClaim { to, claim, ordinal } => {
-                let volume = observed
-                    .side(to.other())
-                    .claims
-                    .get(claim)
-                    .and_then(|c| c.volume_name.clone())
-                    .unwrap_or_else(|| "?".into());
-                push(
-                    Some(*ordinal),
-                    *to,
-                    true,
-                    format!("copy PVC {claim} and PV {volume} (pre-bound, reclaim Retain)"),
-                );
-            }
-            Step::WaitReady { side, ordinals } => {
-                let ready = if min_ready_seconds > 0 {
-                    format!("Ready for {min_ready_seconds}s (minReadySeconds)")
-                } else {
-                    "Ready".to_string()
-                };
-                push(
-                    first,
-                    *side,
-                    false,
-                    format!("wait until pod(s) {} are {ready}", list(ordinals)),
-                );
-            }
-            Step::Verify { side, ordinals } => push(
-                first,
-                *side,
-                false,
-                format!(
-                    "run health check `{}` for ordinal(s) {}",
-                    health_check.unwrap_or_default(),
-                    list(ordinals)
-                ),
-            ),
-            Step::MarkComplete => push(
-                None,
-                Side::Destination,
-                true,
-                "record the migration as complete in the journal".into(),
-            ),
-            Step::DeleteCopy {
-                claim: Some(claim), ..
-            } => push(
-                None,
-                Side::Destination,
-                true,
-                format!("delete the PVC copy {claim} and wait until it is gone"),
-            ),
-            Step::DeleteCopy {
-                volume: Some(volume),
-                ..
-            } => push(
-                None,
-                Side::Destination,
-                true,
-                format!("delete the PV copy {volume} (storage kept: reclaim Retain)"),
-            ),
-            Step::DeleteDestination => push(
-                None,
-                Side::Destination,
-                true,
-                format!("delete the StatefulSet {}", names.set_at(Side::Destination)),
-            ),
-            Step::RestoreRetention => {
-                let original = journal.map(|j| retention_text(&j.original_retention));
-                push(
-                    None,
-                    Side::Source,
-                    true,
-                    format!(
-                        "restore the PVC retention policy ({})",
-                        original.unwrap_or_else(|| "as recorded".into())
-                    ),
-                );
-            }
-            Step::RestoreVolume { volume, policy } => push(
-                None,
-                Side::Source,
-                true,
-                format!("restore reclaim policy {policy} on PV {volume}"),
-            ),
-            Step::DeleteCreated { kind, name } => push(
-                None,
-                Side::Destination,
-                true,
-                format!("delete {kind} {name} (created by this migration)"),
-            ),
-            Step::DeleteNamespace => push(
-                None,
-                Side::Destination,
-                true,
-                format!(
-                    "delete namespace {} (created by this migration), with the journal in it, if it holds nothing else",
-                    names.destination_namespace
-                ),
-            ),
-            Step::DeleteJournal => push(
-                None,
-                Side::Destination,
-                true,
-                "remove the migration journal".into(),
-            ),
-            // Told with the scale-down before them, or not steps at all.
-            Step::WaitPodsGone { .. }
-            | Step::DeleteCopy { .. }
-            | Step::Done
-            | Step::Stop { .. } => {}
+        let at = InPlan {
+            telling,
+            direction,
+            gone_after,
+            after_resize: i > 0 && matches!(steps[i - 1], Step::Resize { .. }),
+        };
+        let ordinal = match step {
+            Step::CopyClaim { ordinal, .. } => Some(*ordinal),
+            Step::Resize { .. }
+            | Step::WaitPodsGone { .. }
+            | Step::WaitReady { .. }
+            | Step::Verify { .. } => first,
+            _ => None,
+        };
+        for action in step.plan_lines(&at) {
+            planned.push(PlannedStep {
+                number: planned.len() + 1,
+                ordinal,
+                cluster: telling.names.context(step.side()).to_string(),
+                writes: step.writes(),
+                action,
+            });
         }
     }
     planned
-}
-
-fn side_word(side: Side) -> &'static str {
-    match side {
-        Side::Source => "source",
-        Side::Destination => "destination",
-    }
 }
 
 pub fn plan_text(plan: &Plan) -> String {
@@ -799,109 +501,6 @@ pub fn plan_text(plan: &Plan) -> String {
         out += &format!("{:>3}. {ordinal}{} ({})\n", s.number, s.action, s.cluster);
     }
     out
-}
-
-/// One line saying what a reconciler step does.
-pub fn describe(step: &Step, names: &Names) -> String {
-    match step {
-        Step::SetBudget {
-            side,
-            name,
-            spec: Some(spec),
-        } => format!(
-            "set PodDisruptionBudget {name} to {spec} in {} (each side's share keeps the original's limit)",
-            names.context(*side)
-        ),
-        Step::SetBudget {
-            side,
-            name,
-            spec: None,
-        } => format!(
-            "delete PodDisruptionBudget {name} (the migration's copy) in {}",
-            names.context(*side)
-        ),
-        Step::CreateNamespace => format!(
-            "create namespace {} in {}",
-            names.destination_namespace, names.destination_context
-        ),
-        Step::CopyObject { kind, name } => format!(
-            "copy {kind} {name} from {} to {}",
-            names.source_context, names.destination_context
-        ),
-        Step::DeleteCreated { kind, name } => format!(
-            "delete {kind} {name} (created by the migration) in {}",
-            names.destination_context
-        ),
-        Step::DeleteNamespace => format!(
-            "delete namespace {} (created by the migration) in {}",
-            names.destination_namespace, names.destination_context
-        ),
-        Step::WriteJournal => format!(
-            "write the migration journal in {}",
-            names.destination_context
-        ),
-        Step::ProtectVolumes { side, volumes } => format!(
-            "set reclaim policy of PV(s) {} to Retain in {}",
-            volumes.join(", "),
-            names.context(*side)
-        ),
-        Step::HoldRetention => format!(
-            "hold PVC retention policy of {} at Retain",
-            names.set_at(Side::Source)
-        ),
-        Step::CreateDestination => format!(
-            "create StatefulSet {} with replicas 0",
-            names.set_at(Side::Destination)
-        ),
-        Step::Resize {
-            side,
-            start,
-            replicas,
-        } => {
-            format!(
-                "set {} to ordinals.start={start}, replicas={replicas}",
-                names.set_at(*side)
-            )
-        }
-        Step::WaitPodsGone { side, ordinals } => format!(
-            "wait for pod(s) {ordinals:?} to be gone from {}",
-            names.context(*side)
-        ),
-        Step::CopyClaim { to, claim, .. } => {
-            format!("copy PVC {claim} and its PV to {}", names.context(*to))
-        }
-        Step::WaitReady { side, ordinals } => format!(
-            "wait for pod(s) {ordinals:?} to be Ready in {}",
-            names.context(*side)
-        ),
-        Step::Verify { side, ordinals } => {
-            format!("verify ordinal(s) {ordinals:?} in {}", names.context(*side))
-        }
-        Step::MarkComplete => "mark the migration complete".into(),
-        Step::DeleteCopy { claim, volume } => match (claim, volume) {
-            (Some(c), _) => format!("delete the PVC copy {c} in {}", names.destination_context),
-            (_, Some(v)) => format!(
-                "delete the PV copy {v} in {} (storage kept: reclaim Retain)",
-                names.destination_context
-            ),
-            _ => "nothing".into(),
-        },
-        Step::DeleteDestination => format!(
-            "delete the empty StatefulSet {}",
-            names.set_at(Side::Destination)
-        ),
-        Step::RestoreRetention => format!(
-            "restore the PVC retention policy of {}",
-            names.set_at(Side::Source)
-        ),
-        Step::RestoreVolume { volume, policy } => format!(
-            "restore reclaim policy {policy} on PV {volume} in {}",
-            names.source_context
-        ),
-        Step::DeleteJournal => "remove the migration journal".into(),
-        Step::Done => "nothing left to do".into(),
-        Step::Stop { reason } => format!("stop: {reason}"),
-    }
 }
 
 #[cfg(test)]

@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use backon::{ExponentialBuilder, Retryable};
 
-use super::decide::{self, Step};
+use super::decide;
 use super::executor::Note;
 use super::journal::{self, Stored};
 use super::lease;
 use super::model::{Direction, Side};
-use super::plan;
 use super::run::Run;
+use super::step::Step;
 use super::watched::Watched;
 use super::{Event, Observe, Operator, StepEvent, StepGate, StepPhase};
 use crate::error::{Error, Result};
@@ -238,7 +238,7 @@ impl Run<'_> {
         Err(Error::Failed {
             message: format!(
                 "the migration journal kept changing while this run tried to {}; is another kubectl-migrate running?",
-                plan::describe(step, &self.executor.names)
+                step.describe(&self.executor.names)
             ),
         })
     }
@@ -438,7 +438,7 @@ impl Run<'_> {
             // A move decided again after a conflict is the same move: asked about once, and
             // counted once it is done.
             if self.settings.step && a_move && approved.as_ref() != Some(&step) {
-                let description = plan::describe(&step, &ex.names);
+                let description = step.describe(&ex.names);
                 match operator.before_move(&description, moves) {
                     Ok(StepGate::Go) => {}
                     Ok(StepGate::Pause) => {
@@ -478,7 +478,7 @@ impl Run<'_> {
         // Every step starts with the lease ours and fresh, whether or not it writes at once.
         ex.ensure_lease().await?;
         let cluster = ex.names.context(step.side()).to_string();
-        let description = plan::describe(step, &ex.names);
+        let description = step.describe(&ex.names);
         let event = |phase, elapsed, waited, error| {
             Event::Step(StepEvent {
                 phase,

@@ -7,11 +7,12 @@ use super::copy::copy_label_value;
 use super::decide;
 use super::executor::{Executor, Interrupt};
 use super::journal::{self, Stored};
-use super::model::{Direction, Journal, Observed, Preparation, Side};
+use super::model::{Direction, Journal, Names, Observed, Preparation, Side};
 use super::observe::{self, Location};
-use super::plan::{self, Names, Telling};
+use super::plan;
 use super::preflight;
 use super::status;
+use super::step::{Step, Telling};
 use super::{Batch, DryRun, Event, Mode, Operator, Outcome, PlanOutput, Settings, cleanup};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
@@ -281,18 +282,18 @@ impl Run<'_> {
         }
         // What the destination lacks is made first (the same steps the plan showed), then the
         // reconciler takes over.
-        let preparation: Vec<decide::Step> = self
+        let preparation: Vec<Step> = self
             .forward_steps(&observed, &preparation)
             .into_iter()
-            .take_while(decide::Step::is_preparation)
-            .filter(|s| !(matches!(s, decide::Step::WriteJournal) && stored.is_some()))
+            .take_while(Step::is_preparation)
+            .filter(|s| !(matches!(s, Step::WriteJournal) && stored.is_some()))
             .collect();
         self.reconcile(Direction::Forward, &preparation, operator)
             .await?;
         Ok(Outcome::Finished)
     }
 
-    fn forward_steps(&self, observed: &Observed, preparation: &Preparation) -> Vec<decide::Step> {
+    fn forward_steps(&self, observed: &Observed, preparation: &Preparation) -> Vec<Step> {
         plan::forward_steps(
             &self.settings.name,
             observed,
@@ -360,10 +361,8 @@ impl Run<'_> {
             Direction::Forward => ("migration", j.verified_bound - j.start),
             Direction::Rollback => ("rollback", j.end() - j.verified_bound),
         };
-        let next = plan::describe(
-            &decide::next_step(Some(j), observed, &self.decide),
-            &self.executor.names,
-        );
+        let next =
+            decide::next_step(Some(j), observed, &self.decide).describe(&self.executor.names);
         format!(
             "Resume the {verb} of StatefulSet {} ({} to {}): {left} of {} ordinal(s) still to move; next: {next}",
             self.settings.name,
@@ -389,16 +388,16 @@ impl Run<'_> {
         let (notes, _) = tokio::sync::mpsc::unbounded_channel();
         let names = &self.executor.names;
         for step in &steps {
-            if matches!(step, decide::Step::WriteJournal) && stored.is_some() {
+            if matches!(step, Step::WriteJournal) && stored.is_some() {
                 continue;
             }
             if preparation.create_namespace
                 && step.side() == Side::Destination
-                && !matches!(step, decide::Step::CreateNamespace)
+                && !matches!(step, Step::CreateNamespace)
             {
                 self.executor.not_checked(
                     Side::Destination,
-                    &plan::describe(step, names),
+                    &step.describe(names),
                     &format!(
                         "namespace {} does not exist yet (the plan's first write creates it), so the server cannot judge writes into it",
                         names.destination_namespace

@@ -3,9 +3,8 @@
 use serde::Serialize;
 
 use super::decide::{Settings, next_step};
-use super::model::{Journal, Observed};
+use super::model::{Journal, Names, Observed};
 use super::observe::claim_ordinal;
-use super::plan::{Names, describe};
 
 /// The version of the `--status` document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -187,7 +186,7 @@ pub fn report(
     let next = if journal.is_none() && observed.destination.set.is_none() {
         "start the migration: protect the PVs, then move ordinals highest first".to_string()
     } else {
-        describe(&next_step(journal, observed, settings), names)
+        next_step(journal, observed, settings).describe(names)
     };
     StatusReport {
         schema_version: SCHEMA_VERSION,
