@@ -506,6 +506,8 @@ pub fn plan_text(plan: &Plan) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::statefulset::decide::next_step;
+    use crate::statefulset::decide::world::{NAME, fresh_worlds, settings, worlds};
     use crate::statefulset::model::*;
 
     fn telling<'a>(
@@ -601,5 +603,88 @@ mod tests {
             text.contains("patch destination to ordinals.start=0, replicas=4"),
             "{text}"
         );
+    }
+
+    /// The plan and `--dry-run=server` come from [`forward_steps`]; it must be what the
+    /// reconciler does when nothing interferes (waits that repeat until the controllers
+    /// converge count once).
+    #[test]
+    fn the_planned_steps_are_the_reconcilers() {
+        let cases = [(3, 1), (4, 2), (5, 3), (1, 1)];
+        for ((replicas, batch), fresh) in cases.into_iter().flat_map(|c| [(c, false), (c, true)]) {
+            let all = if fresh {
+                fresh_worlds(0, replicas, batch)
+            } else {
+                worlds(0, replicas, batch)
+            };
+            for world in all {
+                let mut world = world;
+                let preparation = Preparation {
+                    budgets: world.budgets.clone(),
+                    volumes: world.volumes,
+                    ..Default::default()
+                };
+                let planned = forward_steps(NAME, &world.observed, &preparation, batch, true);
+                let mut taken = world.run(&settings(batch), &[false], 500);
+                assert_eq!(taken.pop(), Some(Step::Done));
+                taken.dedup();
+                assert_eq!(
+                    taken, planned,
+                    "{replicas} replicas, batch {batch}, fresh {fresh}, budgets {:?}",
+                    world.budgets
+                );
+                let copies = taken.iter().any(|s| matches!(s, Step::CopyClaim { .. }));
+                assert_eq!(copies, !fresh, "fresh volumes copy no claim: {taken:?}");
+            }
+        }
+    }
+
+    /// The rollback prompt's plan comes from [`rollback_steps`]: from any point of a
+    /// forward migration, it must be what the reconciler then does.
+    #[test]
+    fn the_planned_rollback_steps_are_the_reconcilers() {
+        for (replicas, batch) in [(3, 1), (4, 2), (5, 3), (1, 1)] {
+            for (forward, variant) in (0..60).flat_map(|f| (0..4).map(move |v| (f, v))) {
+                let mut world = worlds(0, replicas, batch).swap_remove(variant);
+                let s = settings(batch);
+                for _ in 0..forward {
+                    let step = next_step(world.journal.as_ref(), &world.observed, &s);
+                    if step == Step::Done {
+                        break;
+                    }
+                    world.apply(&step);
+                }
+                // The plan tells what happens once the controllers caught up.
+                for _ in 0..3 {
+                    world.controller_tick(Side::Source);
+                    world.controller_tick(Side::Destination);
+                }
+                let Some(journal) = world.journal.as_mut() else {
+                    continue;
+                };
+                journal.created = vec![
+                    ObjectRef {
+                        kind: ObjectKind::ConfigMap,
+                        name: "settings".into(),
+                    },
+                    ObjectRef {
+                        kind: ObjectKind::Namespace,
+                        name: "ns".into(),
+                    },
+                ];
+                // Planned before --rollback turns the journal, as the prompt is.
+                let planned = rollback_steps(journal, &world.observed, batch, true);
+                journal.direction = Direction::Rollback;
+                journal.complete = false;
+                let src = world.observed.source.set.as_ref().unwrap();
+                journal.verified_bound = src.start + src.replicas;
+                let mut taken = world.run(&s, &[false], 500);
+                taken.dedup();
+                assert_eq!(
+                    taken, planned,
+                    "{replicas} replicas, batch {batch}, after {forward} forward steps"
+                );
+            }
+        }
     }
 }
