@@ -11,7 +11,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::PersistentVolumeClaim;
 use serde::Serialize;
 
-use super::executor::Executor;
+use super::executor::{Executor, set, volumes};
 use super::journal::Stored;
 use super::model::{Direction, Journal, Observed, Retention, Side};
 use crate::error::Result;
@@ -120,20 +120,20 @@ pub fn question(plan: &CleanupPlan, set: &str, ex: &Executor) -> String {
             },
             plan.claims.len(),
             plan.volumes.len(),
-            ex.source.context
+            ex.sides.source.context
         ));
     }
     if !plan.restore.is_empty() {
         parts.push(format!(
             "restore the original reclaim policy of {} PV(s) in {}",
             plan.restore.len(),
-            ex.destination.context
+            ex.sides.destination.context
         ));
     }
     if let Some(r) = &plan.restore_retention {
         parts.push(format!(
             "set the PVC retention policy of {set} in {} back to whenScaled={}, whenDeleted={}",
-            ex.destination.context, r.when_scaled, r.when_deleted
+            ex.sides.destination.context, r.when_scaled, r.when_deleted
         ));
     }
     let mut text = parts.join("; ");
@@ -166,52 +166,62 @@ pub async fn perform(ex: &Executor, plan: &CleanupPlan, stored: &Stored) -> Resu
         ..Default::default()
     };
     for volume in &plan.protect {
-        ex.set_reclaim_policy(Side::Source, volume, "Retain")
-            .await?;
+        volumes::set_reclaim_policy(&ex.writer, Side::Source, volume, "Retain").await?;
     }
     if let Some(set) = &plan.statefulset {
-        ex.delete_until_gone(
-            Side::Source,
-            "StatefulSet",
-            &ex.namespaced::<StatefulSet>(Side::Source),
-            set,
-        )
-        .await?;
+        ex.writer
+            .delete_until_gone(
+                &ex.waits,
+                Side::Source,
+                "StatefulSet",
+                &ex.sides.namespaced::<StatefulSet>(Side::Source),
+                set,
+            )
+            .await?;
         report.statefulset = Some(set.clone());
     }
     for claim in &plan.claims {
-        ex.delete_until_gone(
-            Side::Source,
-            "PVC",
-            &ex.namespaced::<PersistentVolumeClaim>(Side::Source),
-            claim,
-        )
-        .await?;
+        ex.writer
+            .delete_until_gone(
+                &ex.waits,
+                Side::Source,
+                "PVC",
+                &ex.sides.namespaced::<PersistentVolumeClaim>(Side::Source),
+                claim,
+            )
+            .await?;
         report.claims.push(claim.clone());
     }
     for volume in &plan.volumes {
-        ex.delete_retained_volume(Side::Source, volume).await?;
+        volumes::delete_retained_volume(&ex.writer, &ex.waits, Side::Source, volume).await?;
         report.volumes.push(volume.clone());
     }
     for (volume, policy) in &plan.restore {
-        ex.set_reclaim_policy(Side::Destination, volume, policy)
-            .await?;
+        volumes::set_reclaim_policy(&ex.writer, Side::Destination, volume, policy).await?;
         report
             .restored_reclaim_policies
             .insert(volume.clone(), policy.clone());
     }
     if let Some(retention) = &plan.restore_retention {
-        ex.restore_retention(Side::Destination, retention).await?;
+        set::restore_retention(&ex.writer, Side::Destination, retention).await?;
         report.restored_retention = Some(retention.clone());
     }
     // The journal was read before the deletes; a fresh read gives the version to replace.
-    let fresh = super::journal::load(&ex.destination, &ex.destination_at.namespace, &ex.names.set)
-        .await?
-        .unwrap_or_else(|| stored.clone());
-    ex.update_journal(Some(&fresh), "record the cleanup in the journal", |j| {
-        j.cleaned_up = true
-    })
-    .await?;
+    let fresh = super::journal::load(
+        &ex.sides.destination,
+        &ex.sides.destination_at.namespace,
+        &ex.sides.names.set,
+    )
+    .await?
+    .unwrap_or_else(|| stored.clone());
+    ex.journal
+        .update(
+            &ex.writer,
+            Some(&fresh),
+            "record the cleanup in the journal",
+            |j| j.cleaned_up = true,
+        )
+        .await?;
     Ok(report)
 }
 

@@ -10,16 +10,14 @@
 //!   `scheduling` (whether a destination node takes each pod),
 //!   [`preflight::judge`], [`cleanup::judge`], [`status`];
 //! - words: [`step`] (what each step does, for the plan, the events and the prompts);
-//! - I/O: `observe` (reads), `executor` (every write, also in a dry-run mode), `dependencies`
-//!   (copies of the objects the pods use), `journal` (the record), `lease` (one operator at a
-//!   time, as client-go's leader election; its judgement is pure), `reconcile` (the loop),
-//!   `run` (one function per mode).
+//! - I/O: `observe` (reads), `executor` (every write, also in a dry-run mode, by the part of a
+//!   migration it touches), `journal` (the record), `lease` (one operator at a time, as
+//!   client-go's leader election; its judgement is pure), `reconcile` (the loop), `run` (one
+//!   function per mode).
 pub mod budget;
 pub mod cleanup;
 pub mod copy;
 pub mod decide;
-mod dependencies;
-mod disruption;
 mod executor;
 mod journal;
 mod lease;

@@ -107,7 +107,7 @@ impl After {
 /// on before its journal write showed (wait-ready records the ordinal verified), where an
 /// update would only conflict.
 fn stale_journal(ex: &super::executor::Executor, stored: Option<&Stored>) -> bool {
-    match (ex.journal_written(), stored) {
+    match (ex.journal.written(), stored) {
         (Some(written), Some(s)) => s.resource_version != written,
         (Some(_), None) => true,
         (None, _) => false,
@@ -163,10 +163,10 @@ impl Run<'_> {
     /// [`Observe`]); the executor's waits use them too.
     fn start_watching(&self) {
         let ex = &self.executor;
-        if ex.watched().is_none() && self.settings.observe == Observe::Watch {
-            ex.watch_with(Some(Arc::new(Watched::start(
-                [&ex.source, &ex.destination],
-                [&ex.source_at, &ex.destination_at],
+        if ex.waits.watched().is_none() && self.settings.observe == Observe::Watch {
+            ex.waits.watch_with(Some(Arc::new(Watched::start(
+                [&ex.sides.source, &ex.sides.destination],
+                [&ex.sides.source_at, &ex.sides.destination_at],
                 &self.settings.name,
             ))));
         }
@@ -195,16 +195,16 @@ impl Run<'_> {
     ) -> Result<T> {
         let ex = &self.executor;
         let held = lease::acquire(
-            &ex.destination,
-            &ex.destination_at.namespace,
+            &ex.sides.destination,
+            &ex.sides.destination_at.namespace,
             &self.settings.name,
             &self.settings.holder,
             &mut |e: Event<'_>| operator.event(e),
         )
         .await?;
-        ex.hold(Some(held.clone()));
+        ex.writer.hold(Some(held.clone()));
         let result = work(&mut *operator).await;
-        ex.hold(None);
+        ex.writer.hold(None);
         held.release().await;
         result.map_err(|e| match e {
             Error::LeaseLost { reason } => self.stopped(reason, operator),
@@ -238,7 +238,7 @@ impl Run<'_> {
         Err(Error::Failed {
             message: format!(
                 "the migration journal kept changing while this run tried to {}; is another kubectl-migrate running?",
-                step.describe(&self.executor.names)
+                step.describe(&self.executor.sides.names)
             ),
         })
     }
@@ -252,7 +252,7 @@ impl Run<'_> {
 
     /// Says which steps could not be recorded as Events (with `all`, waiting for the last).
     async fn tell_unrecorded(&self, all: bool, operator: &mut dyn Operator) {
-        for e in self.executor.recorded(all).await {
+        for e in self.executor.events.unrecorded(all).await {
             operator.event(Event::Detail(
                 1,
                 format!("could not record the step as a Kubernetes Event: {e}"),
@@ -269,7 +269,7 @@ impl Run<'_> {
     ) -> Result<()> {
         let result = self.reconcile_steps(direction, operator).await;
         // The watches end with the loop, however it ends.
-        self.executor.watch_with(None);
+        self.executor.waits.watch_with(None);
         self.tell_unrecorded(true, operator).await;
         result
     }
@@ -286,21 +286,21 @@ impl Run<'_> {
         operator.event(Event::LoopStarted {
             title: format!(
                 "{} {}->{}",
-                self.settings.name, ex.source.context, ex.destination.context
+                self.settings.name, ex.sides.source.context, ex.sides.destination.context
             ),
         });
         let mut scope: Option<super::observe::Scope> = None;
         let retry = retry_policy();
         self.start_watching();
-        let watched = ex.watched();
+        let watched = ex.waits.watched();
         let mut changes = watched.as_ref().map(|w| w.subscribe());
         let mut after = After::Start(tokio::time::Instant::now() + CATCH_UP);
         loop {
-            if ex.interrupt.is_set() {
+            if ex.waits.interrupt.is_set() {
                 return Err(self.stopped("interrupted (Ctrl-C) at a safe point", operator));
             }
             // A safe point: go on only while the lease is ours (after a SIGSTOP, say).
-            ex.ensure_lease().await?;
+            ex.writer.ensure_lease().await?;
             // Observation is retried through API server restarts; nothing is decided on a partial view.
             // The claim templates never change during a migration, so once known the journal and
             // both clusters are read at the same time.
@@ -332,7 +332,7 @@ impl Run<'_> {
             let (stored, observed) = tokio::select! {
                 biased;
                 observed = observation => observed?,
-                reason = ex.lease_lost() => return Err(Error::LeaseLost { reason }),
+                reason = ex.writer.lease_lost() => return Err(Error::LeaseLost { reason }),
             };
             // The caches may not show the last step's writes yet: wait for them (briefly; a
             // cache that lags longer only costs a repeated, idempotent step).
@@ -347,7 +347,7 @@ impl Run<'_> {
                         after = After::Nothing;
                     },
                     // Ctrl-C is handled at the top of the loop.
-                    () = ex.interrupt.wait() => {}
+                    () = ex.waits.interrupt.wait() => {}
                 }
                 continue;
             }
@@ -378,14 +378,14 @@ impl Run<'_> {
                         operator.event(Event::Warning(format!(
                             "kept in {}/{}: PVC(s) {}, made for the moved pods (--volumes=fresh); \
                              a new migration will not start over them, so delete them once their data is not needed",
-                            ex.destination.context,
-                            ex.destination_at.namespace,
+                            ex.sides.destination.context,
+                            ex.sides.destination_at.namespace,
                             kept.join(", ")
                         )));
                     }
                     operator.event(Event::Finished(format!(
                         "Rolled back: {} runs in {} ({}).",
-                        self.settings.name, ex.source.context, ex.source_at.namespace
+                        self.settings.name, ex.sides.source.context, ex.sides.source_at.namespace
                     )));
                     return Ok(());
                 }
@@ -394,7 +394,7 @@ impl Run<'_> {
                         reason: format!(
                             "the migration journal {} disappeared from {}",
                             journal::object_name(&self.settings.name),
-                            ex.destination.context
+                            ex.sides.destination.context
                         ),
                         resume: operator.resume_command(),
                     });
@@ -418,7 +418,9 @@ impl Run<'_> {
                 Step::Done => {
                     operator.event(Event::Finished(format!(
                         "Done: {} runs in {} ({}).",
-                        self.settings.name, ex.destination.context, ex.destination_at.namespace
+                        self.settings.name,
+                        ex.sides.destination.context,
+                        ex.sides.destination_at.namespace
                     )));
                     return Ok(());
                 }
@@ -438,7 +440,7 @@ impl Run<'_> {
             // A move decided again after a conflict is the same move: asked about once, and
             // counted once it is done.
             if self.settings.step && a_move && approved.as_ref() != Some(&step) {
-                let description = step.describe(&ex.names);
+                let description = step.describe(&ex.sides.names);
                 match operator.before_move(&description, moves) {
                     Ok(StepGate::Go) => {}
                     Ok(StepGate::Pause) => {
@@ -476,9 +478,9 @@ impl Run<'_> {
     ) -> Result<bool> {
         let ex = &self.executor;
         // Every step starts with the lease ours and fresh, whether or not it writes at once.
-        ex.ensure_lease().await?;
-        let cluster = ex.names.context(step.side()).to_string();
-        let description = step.describe(&ex.names);
+        ex.writer.ensure_lease().await?;
+        let cluster = ex.sides.names.context(step.side()).to_string();
+        let description = step.describe(&ex.sides.names);
         let event = |phase, elapsed, waited, error| {
             Event::Step(StepEvent {
                 phase,
@@ -529,7 +531,7 @@ impl Run<'_> {
                 Some(note) = told.recv() => tell(note, operator),
                 // A wait, or a request that hangs, must not outlast the lease: the step is
                 // dropped as a crash would end it, and every step is idempotent.
-                reason = ex.lease_lost() => break Err(Error::LeaseLost { reason }),
+                reason = ex.writer.lease_lost() => break Err(Error::LeaseLost { reason }),
             }
         };
         // A note sent just before the step ended (a Kept one is) may not have been read yet.
@@ -539,7 +541,7 @@ impl Run<'_> {
         let elapsed = Some(started.elapsed());
         match result {
             // A wait cut short by Ctrl-C did not finish: the next run decides it again.
-            Ok(()) if ex.interrupt.is_set() => {
+            Ok(()) if ex.waits.interrupt.is_set() => {
                 operator.event(event(
                     StepPhase::Retried,
                     elapsed,
@@ -552,7 +554,7 @@ impl Run<'_> {
                 let waited = (!waited.is_zero()).then_some(waited);
                 operator.event(event(StepPhase::Finished, elapsed, waited, None));
                 let rollback = stored.is_some_and(|s| s.journal.direction == Direction::Rollback);
-                ex.record_step(step, &description, rollback);
+                ex.events.record(&ex.writer, step, &description, rollback);
                 self.tell_unrecorded(false, operator).await;
                 Ok(true)
             }

@@ -5,7 +5,7 @@ use kube::Api;
 
 use super::copy::copy_label_value;
 use super::decide;
-use super::executor::{Executor, Interrupt};
+use super::executor::{self, Executor, Interrupt, Sides, StepSettings};
 use super::journal::{self, Stored};
 use super::model::{Direction, Journal, Names, Observed, Preparation, Side};
 use super::observe::{self, Location};
@@ -33,18 +33,19 @@ pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Out
         name: settings.name.clone(),
         copy_label: label.clone(),
     };
-    let executor = Executor::new(
+    let sides = Sides {
         source,
         destination,
-        location(&settings.source_namespace),
-        location(&settings.destination_namespace),
+        source_at: location(&settings.source_namespace),
+        destination_at: location(&settings.destination_namespace),
         names,
-        settings.class_map.clone(),
-        settings.health_check.clone(),
-        settings.timeout,
-        settings.volumes,
-        settings.holder.clone(),
-    );
+    };
+    let steps = StepSettings {
+        class_map: settings.class_map.clone(),
+        health_check: settings.health_check.clone(),
+        volumes: settings.volumes,
+    };
+    let executor = Executor::new(sides, steps, settings.timeout, settings.holder.clone());
     let mut run = Run {
         settings,
         executor,
@@ -94,17 +95,18 @@ pub(super) struct Run<'s> {
 
 impl Run<'_> {
     pub fn interrupt(&self) -> &Interrupt {
-        &self.executor.interrupt
+        &self.executor.waits.interrupt
     }
 
     fn side_location(&self, side: Side) -> (&Cluster, &Location) {
-        (self.executor.cluster(side), self.executor.location(side))
+        let sides = &self.executor.sides;
+        (sides.cluster(side), sides.location(side))
     }
 
     pub async fn load_journal(&self) -> Result<Option<Stored>> {
         journal::load(
-            &self.executor.destination,
-            &self.executor.destination_at.namespace,
+            &self.executor.sides.destination,
+            &self.executor.sides.destination_at.namespace,
             &self.settings.name,
         )
         .await
@@ -137,8 +139,9 @@ impl Run<'_> {
     }
 
     async fn source_set(&self) -> Result<Option<StatefulSet>> {
-        let sets: Api<StatefulSet> = self.executor.namespaced(Side::Source);
+        let sets: Api<StatefulSet> = self.executor.sides.namespaced(Side::Source);
         self.executor
+            .sides
             .source
             .call(
                 "read the source StatefulSet",
@@ -163,16 +166,16 @@ impl Run<'_> {
             stored.as_ref().map(|s| &s.journal),
             &observed,
             &decide,
-            &self.executor.names,
+            &self.executor.sides.names,
         )))
     }
 
     fn preflight_request<'a>(&'a self, journal: Option<&'a Journal>) -> preflight::Request<'a> {
         let resuming = journal.is_some();
         preflight::Request {
-            source_at: &self.executor.source_at,
-            destination_at: &self.executor.destination_at,
-            class_map: &self.executor.class_map,
+            source_at: &self.executor.sides.source_at,
+            destination_at: &self.executor.sides.destination_at,
+            class_map: &self.executor.settings.class_map,
             allow_unhealthy: self.settings.allow_unhealthy,
             create_namespace: self.settings.create_namespace,
             copy_dependencies: self.settings.copy_dependencies,
@@ -186,7 +189,10 @@ impl Run<'_> {
     }
 
     fn clusters(&self) -> (&Cluster, &Cluster) {
-        (&self.executor.source, &self.executor.destination)
+        (
+            &self.executor.sides.source,
+            &self.executor.sides.destination,
+        )
     }
 
     async fn migrate(&mut self, dry_run: DryRun, operator: &mut dyn Operator) -> Result<Outcome> {
@@ -312,7 +318,7 @@ impl Run<'_> {
     ) -> Telling<'a> {
         Telling {
             observed,
-            names: &self.executor.names,
+            names: &self.executor.sides.names,
             min_ready_seconds,
             health_check: self.settings.health_check.as_deref(),
             journal,
@@ -362,12 +368,12 @@ impl Run<'_> {
             Direction::Rollback => ("rollback", j.end() - j.verified_bound),
         };
         let next =
-            decide::next_step(Some(j), observed, &self.decide).describe(&self.executor.names);
+            decide::next_step(Some(j), observed, &self.decide).describe(&self.executor.sides.names);
         format!(
             "Resume the {verb} of StatefulSet {} ({} to {}): {left} of {} ordinal(s) still to move; next: {next}",
             self.settings.name,
-            self.executor.source.context,
-            self.executor.destination.context,
+            self.executor.sides.source.context,
+            self.executor.sides.destination.context,
             j.replicas
         )
     }
@@ -382,11 +388,11 @@ impl Run<'_> {
         observed: &Observed,
         preparation: &Preparation,
     ) -> Result<Vec<super::DryRunResult>> {
-        self.executor.dry_run();
+        self.executor.writer.dry_run();
         let steps = self.forward_steps(observed, preparation);
         // Nothing waits in a dry run; nobody listens to notes.
         let (notes, _) = tokio::sync::mpsc::unbounded_channel();
-        let names = &self.executor.names;
+        let names = &self.executor.sides.names;
         for step in &steps {
             if matches!(step, Step::WriteJournal) && stored.is_some() {
                 continue;
@@ -395,7 +401,7 @@ impl Run<'_> {
                 && step.side() == Side::Destination
                 && !matches!(step, Step::CreateNamespace)
             {
-                self.executor.not_checked(
+                self.executor.writer.not_checked(
                     Side::Destination,
                     &step.describe(names),
                     &format!(
@@ -409,7 +415,7 @@ impl Run<'_> {
                 .perform(step, stored, observed, &notes)
                 .await?;
         }
-        Ok(self.executor.verdicts())
+        Ok(self.executor.writer.verdicts())
     }
 
     /// `--rebuild-journal`: a journal rebuilt from what both clusters show, written only
@@ -435,8 +441,8 @@ impl Run<'_> {
             &format!(
                 "Write a rebuilt journal for {} in {}/{}: {} replicas from ordinal {}, {} PV policies, {} object(s) created by the migration",
                 j.name,
-                ex.destination.context,
-                ex.destination_at.namespace,
+                ex.sides.destination.context,
+                ex.sides.destination_at.namespace,
                 j.replicas,
                 j.start,
                 j.original_reclaim_policies.len(),
@@ -445,9 +451,10 @@ impl Run<'_> {
             None,
         )?;
         let written = ex
-            .create_journal(j, "write the rebuilt migration journal")
+            .journal
+            .create(&ex.writer, j, "write the rebuilt migration journal")
             .await?;
-        if written == super::executor::Written::AlreadyDone {
+        if written == executor::Written::AlreadyDone {
             return Err(Error::Conflict(
                 "a journal appeared while this run rebuilt it; see --status".into(),
             ));
@@ -484,8 +491,9 @@ impl Run<'_> {
                     .and_then(|text| serde_json::from_str(&text).ok()),
             }
         });
-        let sets: Api<StatefulSet> = ex.namespaced(Side::Destination);
+        let sets: Api<StatefulSet> = ex.sides.namespaced(Side::Destination);
         let destination = ex
+            .sides
             .destination
             .call(
                 "read the destination StatefulSet",
@@ -500,9 +508,10 @@ impl Run<'_> {
                     source_uid: annotation(&set.metadata, SOURCE_UID_ANNOTATION),
                 }
             });
-        let claims: Api<PersistentVolumeClaim> = ex.namespaced(Side::Destination);
-        let selector = format!("{COPY_LABEL}={}", ex.destination_at.copy_label);
+        let claims: Api<PersistentVolumeClaim> = ex.sides.namespaced(Side::Destination);
+        let selector = format!("{COPY_LABEL}={}", ex.sides.destination_at.copy_label);
         let copied_ordinals = ex
+            .sides
             .destination
             .call(
                 "list the copied PersistentVolumeClaims",
@@ -520,10 +529,11 @@ impl Run<'_> {
                 budgets: Vec::new(),
             })
             .await?;
-        let volumes_api: Api<PersistentVolume> = Api::all(ex.source.client.clone());
+        let volumes_api: Api<PersistentVolume> = Api::all(ex.sides.source.client.clone());
         let mut volumes = std::collections::BTreeMap::new();
         for (name, view) in &observed.source.volumes {
             let pv = ex
+                .sides
                 .source
                 .call("read a PersistentVolume", volumes_api.get_opt(name))
                 .await?;
@@ -538,17 +548,17 @@ impl Run<'_> {
         }
         Ok(Traces {
             name: self.settings.name.clone(),
-            source_context: ex.source.context.clone(),
-            source_server: ex.source.server.clone(),
-            source_namespace: ex.source_at.namespace.clone(),
-            destination_namespace: ex.destination_at.namespace.clone(),
+            source_context: ex.sides.source.context.clone(),
+            source_server: ex.sides.source.server.clone(),
+            source_namespace: ex.sides.source_at.namespace.clone(),
+            destination_namespace: ex.sides.destination_at.namespace.clone(),
             health_check: self.settings.health_check.clone(),
             source,
             destination,
             copied_ordinals,
             volumes,
-            created: super::dependencies::created_objects(ex).await?,
-            budgets: super::disruption::traces(ex).await?,
+            created: executor::dependencies::created_objects(&ex.writer).await?,
+            budgets: executor::disruption::traces(&ex.writer).await?,
             volume_mode: self.settings.volumes,
         })
     }
@@ -570,8 +580,8 @@ impl Run<'_> {
                 "no migration of {} found (no journal {} in {}/{}); nothing to roll back",
                 self.settings.name,
                 journal::object_name(&self.settings.name),
-                self.executor.destination.context,
-                self.executor.destination_at.namespace
+                self.executor.sides.destination.context,
+                self.executor.sides.destination_at.namespace
             );
             if self.settings.selected {
                 operator.event(Event::Warning(message));
@@ -603,8 +613,8 @@ impl Run<'_> {
                 &format!(
                     "Roll back StatefulSet {}: move its ordinals from {} back to {}",
                     self.settings.name,
-                    self.executor.destination.context,
-                    self.executor.source.context
+                    self.executor.sides.destination.context,
+                    self.executor.sides.source.context
                 ),
                 Some(&plan),
             )?;
@@ -620,12 +630,18 @@ impl Run<'_> {
                     .as_ref()
                     .map(|s| s.start + s.replicas)
                     .unwrap_or(stored.journal.start);
-                self.executor
-                    .update_journal(Some(&stored), "turn the journal to a rollback", |j| {
-                        j.direction = Direction::Rollback;
-                        j.complete = false;
-                        j.verified_bound = source_end;
-                    })
+                let ex = &self.executor;
+                ex.journal
+                    .update(
+                        &ex.writer,
+                        Some(&stored),
+                        "turn the journal to a rollback",
+                        |j| {
+                            j.direction = Direction::Rollback;
+                            j.complete = false;
+                            j.verified_bound = source_end;
+                        },
+                    )
                     .await?;
             }
             self.reconcile_loop(Direction::Rollback, operator).await
@@ -650,7 +666,7 @@ impl Run<'_> {
             stored.as_ref().map(|s| &s.journal),
             &observed,
             restore_reclaim_policy,
-            &ex.source.context,
+            &ex.sides.source.context,
         )
         .map_err(|message| Error::Failed { message })?;
         let Some(stored) = stored else {
@@ -663,7 +679,7 @@ impl Run<'_> {
                 schema_version: 1,
                 note: Some(format!(
                     "{} is already cleaned up in {}; nothing to do",
-                    self.settings.name, ex.source.context
+                    self.settings.name, ex.sides.source.context
                 )),
                 ..Default::default()
             }));

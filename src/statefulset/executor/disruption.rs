@@ -8,20 +8,26 @@ use kube::Api;
 use kube::api::{ListParams, ObjectMeta, Patch};
 use serde_json::json;
 
-use super::budget::{self, BudgetSpec, RecordedBudget};
-use super::copy::ORIGINAL_BUDGET_ANNOTATION;
 use super::dependencies::{is_ours, our_labels};
-use super::executor::Executor;
-use super::model::Side;
+use super::waits::Waits;
+use super::writer::Writer;
 use crate::error::{Error, Result};
+use crate::statefulset::budget::{self, BudgetSpec, RecordedBudget};
+use crate::statefulset::copy::ORIGINAL_BUDGET_ANNOTATION;
+use crate::statefulset::model::Side;
+use crate::statefulset::recover::BudgetTrace;
 
 /// The budgets in the source namespace that select the set's pods, with their specs now: what
 /// the journal records as the originals.
-pub async fn selecting(ex: &Executor) -> Result<Vec<RecordedBudget>> {
-    let sets: Api<StatefulSet> = ex.namespaced(Side::Source);
-    let Some(set) = ex
+pub async fn selecting(w: &Writer) -> Result<Vec<RecordedBudget>> {
+    let sets: Api<StatefulSet> = w.sides.namespaced(Side::Source);
+    let Some(set) = w
+        .sides
         .source
-        .call("read the source StatefulSet", sets.get_opt(&ex.names.set))
+        .call(
+            "read the source StatefulSet",
+            sets.get_opt(&w.sides.names.set),
+        )
         .await?
     else {
         return Ok(Vec::new());
@@ -31,8 +37,9 @@ pub async fn selecting(ex: &Executor) -> Result<Vec<RecordedBudget>> {
         .and_then(|s| s.template.metadata)
         .and_then(|m| m.labels)
         .unwrap_or_default();
-    let api: Api<PodDisruptionBudget> = ex.namespaced(Side::Source);
-    let list = ex
+    let api: Api<PodDisruptionBudget> = w.sides.namespaced(Side::Source);
+    let list = w
+        .sides
         .source
         .call(
             "list PodDisruptionBudgets",
@@ -43,12 +50,13 @@ pub async fn selecting(ex: &Executor) -> Result<Vec<RecordedBudget>> {
 }
 
 /// The budgets that select the set, each with the original spec its annotation keeps.
-pub async fn traces(ex: &Executor) -> Result<Vec<super::recover::BudgetTrace>> {
-    let selecting = selecting(ex).await?;
-    let api: Api<PodDisruptionBudget> = ex.namespaced(Side::Source);
+pub async fn traces(w: &Writer) -> Result<Vec<BudgetTrace>> {
+    let selecting = selecting(w).await?;
+    let api: Api<PodDisruptionBudget> = w.sides.namespaced(Side::Source);
     let mut traces = Vec::new();
     for b in selecting {
-        let pdb = ex
+        let pdb = w
+            .sides
             .source
             .call(
                 &format!("read PodDisruptionBudget {}", b.name),
@@ -60,7 +68,7 @@ pub async fn traces(ex: &Executor) -> Result<Vec<super::recover::BudgetTrace>> {
             .and_then(|p| p.metadata.annotations.as_ref())
             .and_then(|a| a.get(ORIGINAL_BUDGET_ANNOTATION))
             .and_then(|text| serde_json::from_str(text).ok());
-        traces.push(super::recover::BudgetTrace {
+        traces.push(BudgetTrace {
             name: b.name,
             spec: b.original,
             original,
@@ -79,14 +87,15 @@ fn amount(value: &Option<budget::Amount>) -> serde_json::Value {
 /// budget if needed), or deletes the destination's copy when `spec` is `None`.
 /// The source's budget keeps `original` in an annotation while its spec is a share.
 pub async fn set(
-    ex: &Executor,
+    w: &Writer,
+    waits: &Waits,
     side: Side,
     name: &str,
     spec: Option<&BudgetSpec>,
     original: Option<&BudgetSpec>,
 ) -> Result<()> {
-    let api: Api<PodDisruptionBudget> = ex.namespaced(side);
-    let cluster = ex.cluster(side);
+    let api: Api<PodDisruptionBudget> = w.sides.namespaced(side);
+    let cluster = w.sides.cluster(side);
     let Some(spec) = spec else {
         let existing = cluster
             .call(
@@ -95,8 +104,8 @@ pub async fn set(
             )
             .await?;
         // Only our copy goes; a budget someone made in the destination stays.
-        if existing.is_some_and(|b| is_ours(ex, &b.metadata)) {
-            ex.delete_until_gone(side, "PodDisruptionBudget", &api, name)
+        if existing.is_some_and(|b| is_ours(w, &b.metadata)) {
+            w.delete_until_gone(waits, side, "PodDisruptionBudget", &api, name)
                 .await?;
         }
         return Ok(());
@@ -120,10 +129,10 @@ pub async fn set(
             "minAvailable": amount(&spec.min_available),
             "maxUnavailable": amount(&spec.max_unavailable),
         }});
-        ex.write(
+        w.write(
             side,
             &action,
-            api.patch(name, &ex.merge_params(), &Patch::Merge(&patch)),
+            api.patch(name, &w.merge_params(), &Patch::Merge(&patch)),
             None,
         )
         .await?;
@@ -133,12 +142,13 @@ pub async fn set(
         return Err(Error::Failed {
             message: format!(
                 "PodDisruptionBudget {name} disappeared from {} mid-step; rerun to decide again",
-                ex.source.context
+                w.sides.source.context
             ),
         });
     }
-    let from: Api<PodDisruptionBudget> = ex.namespaced(Side::Source);
-    let Some(original) = ex
+    let from: Api<PodDisruptionBudget> = w.sides.namespaced(Side::Source);
+    let Some(original) = w
+        .sides
         .source
         .call(
             &format!("read PodDisruptionBudget {name}"),
@@ -149,17 +159,17 @@ pub async fn set(
         return Err(Error::Failed {
             message: format!(
                 "PodDisruptionBudget {name} is gone from {}; rerun to decide again",
-                ex.source.context
+                w.sides.source.context
             ),
         });
     };
     let mut labels = original.metadata.labels.clone().unwrap_or_default();
-    labels.extend(our_labels(ex));
+    labels.extend(our_labels(w));
     let source_spec = original.spec.unwrap_or_default();
     let copy = PodDisruptionBudget {
         metadata: ObjectMeta {
             name: Some(name.to_string()),
-            namespace: Some(ex.destination_at.namespace.clone()),
+            namespace: Some(w.sides.destination_at.namespace.clone()),
             labels: Some(labels),
             ..Default::default()
         },
@@ -171,10 +181,10 @@ pub async fn set(
         }),
         status: None,
     };
-    ex.write(
+    w.write(
         side,
         &format!("create PodDisruptionBudget {name} with {spec}"),
-        api.create(&ex.post_params(), &copy),
+        api.create(&w.post_params(), &copy),
         Some(409),
     )
     .await?;
