@@ -31,24 +31,51 @@ pub async fn load(cluster: &Cluster, namespace: &str, set: &str) -> Result<Optio
         .transpose()
 }
 
+/// A journal ConfigMap that holds no journal this tool can read.
+#[derive(Debug, thiserror::Error)]
+pub enum Unreadable {
+    #[error(
+        "ConfigMap {object} exists but holds no journal; it was not written by kubectl-migrate"
+    )]
+    Empty { object: String },
+    #[error("the journal {object} is not readable ({source}); it was changed by hand")]
+    Invalid {
+        object: String,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl From<Unreadable> for Error {
+    fn from(e: Unreadable) -> Error {
+        Error::Failed {
+            message: e.to_string(),
+        }
+    }
+}
+
 /// The journal that `cm` (the journal's ConfigMap, read or watched) holds.
 pub fn parse(cm: &ConfigMap, namespace: &str, set: &str) -> Result<Stored> {
-    let text = cm.data.as_ref().and_then(|d| d.get(JOURNAL_KEY)).ok_or_else(|| Error::Failed {
-        message: format!("ConfigMap {namespace}/{} exists but holds no journal; it was not written by kubectl-migrate", object_name(set)),
-    })?;
-    let journal = serde_json::from_str(text).map_err(|e| Error::Failed {
-        message: format!(
-            "the journal {namespace}/{} is not readable ({e}); it was changed by hand",
-            object_name(set)
-        ),
-    })?;
     Ok(Stored {
-        journal,
+        journal: read(cm, &format!("{namespace}/{}", object_name(set)))?,
         resource_version: cm.metadata.resource_version.clone().unwrap_or_default(),
     })
 }
 
-/// The ConfigMap that holds `journal`, to create (no resourceVersion) or to replace (the one read).
+/// The journal in `cm`, the ConfigMap `object` (`namespace/name`, for messages).
+fn read(cm: &ConfigMap, object: &str) -> std::result::Result<Journal, Unreadable> {
+    let object = || object.to_string();
+    let text = cm
+        .data
+        .as_ref()
+        .and_then(|d| d.get(JOURNAL_KEY))
+        .ok_or_else(|| Unreadable::Empty { object: object() })?;
+    serde_json::from_str(text).map_err(|source| Unreadable::Invalid {
+        object: object(),
+        source,
+    })
+}
+
 /// The metadata of the journal and the Lease: their name, the version a write expects, and
 /// the label that says which tool manages them.
 pub fn metadata(name: String, resource_version: Option<String>) -> ObjectMeta {
@@ -66,6 +93,7 @@ pub fn metadata(name: String, resource_version: Option<String>) -> ObjectMeta {
     }
 }
 
+/// The ConfigMap that holds `journal`, to create (no resourceVersion) or to replace (the one read).
 pub fn config_map(
     journal: &Journal,
     namespace: &str,
@@ -84,5 +112,38 @@ pub fn config_map(
             .into(),
         ),
         ..Default::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use super::*;
+
+    fn holding(data: Option<&str>) -> ConfigMap {
+        ConfigMap {
+            data: data.map(|text| [(JOURNAL_KEY.to_string(), text.to_string())].into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_journal_that_cannot_be_read_says_why_and_keeps_the_parse_error() {
+        let empty = parse(&holding(None), "db", "web").unwrap_err();
+        assert_eq!(
+            empty.to_string(),
+            "ConfigMap db/kubectl-migrate-web exists but holds no journal; it was not written by kubectl-migrate"
+        );
+        let invalid = parse(&holding(Some("{")), "db", "web").unwrap_err();
+        assert!(
+            invalid.to_string().starts_with(
+                "the journal db/kubectl-migrate-web is not readable (EOF while parsing"
+            ),
+            "{invalid}"
+        );
+        let unreadable = read(&holding(Some("{")), "db/kubectl-migrate-web").unwrap_err();
+        let source = unreadable.source().expect("the parse error is kept");
+        assert!(source.is::<serde_json::Error>(), "{source}");
     }
 }
