@@ -16,14 +16,15 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::storage::v1::StorageClass;
 use kube::Api;
-use kube::api::{ListParams, Patch, PatchParams, PostParams};
+use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
 use serde::Serialize;
 
 use super::Observe;
+use super::copy::COPY_LABEL;
 use super::copy::{destination_set, map_class};
 use super::executor::FIELD_MANAGER;
 use super::model::{
-    ObjectKind, ObjectRef, Observed, Preparation, RecordedBudget, VolumeMode, claim_name,
+    ObjectKind, ObjectRef, Observed, Preparation, RecordedBudget, SetView, VolumeMode, claim_name,
 };
 use super::observe::Location;
 use super::scheduling::{self, NodeFacts, PodNeeds, VolumeNeeds};
@@ -452,7 +453,6 @@ pub async fn gather(
     req: &Request<'_>,
     observed: &Observed,
 ) -> Facts {
-    let set_name = &req.source_at.name;
     let version = |c: &Cluster| {
         (
             c.context.clone(),
@@ -476,12 +476,13 @@ pub async fn gather(
         destination_objects: BTreeMap::new(),
         destination_dry_run: None,
     };
-    let sets: Api<StatefulSet> = Api::namespaced(src.client.clone(), &req.source_at.namespace);
-    facts.source_set = match sets.get_opt(set_name).await {
+    let source_namespace = &req.source_at.namespace;
+    let sets: Api<StatefulSet> = Api::namespaced(src.client.clone(), source_namespace);
+    let source_set = match sets.get_opt(&req.source_at.name).await {
         Ok(Some(s)) => Lookup::Found(s),
         Ok(None) => {
             facts.source_namespace_exists = Api::<Namespace>::all(src.client.clone())
-                .get_opt(&req.source_at.namespace)
+                .get_opt(source_namespace)
                 .await
                 .ok()
                 .flatten()
@@ -490,19 +491,10 @@ pub async fn gather(
         }
         Err(e) => Lookup::Failed(e.to_string()),
     };
-    if let Lookup::Found(set) = &facts.source_set {
-        let pvs: Api<PersistentVolume> = Api::all(src.client.clone());
-        let dst_pvs: Api<PersistentVolume> = Api::all(dst.client.clone());
-        for name in observed.source.volumes.keys() {
-            if let Ok(Some(pv)) = pvs.get_opt(name).await {
-                facts.source_volumes.insert(name.clone(), pv);
-                if let Ok(Some(existing)) = dst_pvs.get_opt(name).await {
-                    facts.destination_volumes.insert(name.clone(), existing);
-                }
-            }
-        }
+    if let Lookup::Found(set) = &source_set {
+        read_volumes((src, dst), observed, &mut facts).await;
         let claims: Api<PersistentVolumeClaim> =
-            Api::namespaced(src.client.clone(), &req.source_at.namespace);
+            Api::namespaced(src.client.clone(), source_namespace);
         for claim in observed.source.claims.keys() {
             if let Ok(Some(c)) = claims.get_opt(claim).await {
                 facts
@@ -510,43 +502,9 @@ pub async fn gather(
                     .push(c.spec.and_then(|s| s.storage_class_name));
             }
         }
-        let storage_classes: Api<StorageClass> = Api::all(dst.client.clone());
-        let mut asked = needed_classes(set, &facts, req.class_map);
-        asked.extend(req.class_map.values().cloned());
-        // The PV copies take their PV's class, mapped.
-        asked.extend(
-            facts
-                .source_volumes
-                .values()
-                .filter_map(|pv| volume_class(pv, req.class_map)),
-        );
-        for class in asked {
-            let found = storage_classes.get_opt(&class).await.ok().flatten();
-            if let Some(terms) = found
-                .as_ref()
-                .and_then(|c| c.allowed_topologies.clone())
-                .filter(|t| !t.is_empty())
-            {
-                facts.class_topologies.insert(class.clone(), terms);
-            }
-            facts.destination_classes.insert(class, found.is_some());
-        }
-        facts.destination_nodes = if req.nodes_listable {
-            match Api::<Node>::all(dst.client.clone())
-                .list(&ListParams::default())
-                .await
-            {
-                Ok(list) => Lookup::Found(list.items.iter().map(NodeFacts::of).collect()),
-                Err(e) => Lookup::Failed(short_error(&e)),
-            }
-        } else {
-            Lookup::Failed(format!("{} denies list nodes", dst.context))
-        };
-        let pdbs: Api<PodDisruptionBudget> =
-            Api::namespaced(src.client.clone(), &req.source_at.namespace);
-        if let Ok(list) = pdbs.list(&ListParams::default()).await {
-            facts.pdbs = list.items;
-        }
+        read_classes(dst, req, set, &mut facts).await;
+        facts.destination_nodes = read_nodes(dst, req).await;
+        facts.pdbs = list_budgets(src, source_namespace).await;
     }
     let dst_ns = &req.destination_at.namespace;
     facts.destination_namespace = match Api::<Namespace>::all(dst.client.clone())
@@ -557,13 +515,8 @@ pub async fn gather(
         Ok(None) => Lookup::Missing,
         Err(e) => Lookup::Failed(e.to_string()),
     };
-    if let (Lookup::Found(set), Lookup::Found(())) =
-        (&facts.source_set, &facts.destination_namespace)
-    {
-        let pdbs: Api<PodDisruptionBudget> = Api::namespaced(dst.client.clone(), dst_ns);
-        if let Ok(list) = pdbs.list(&ListParams::default()).await {
-            facts.destination_pdbs = list.items;
-        }
+    if let (Lookup::Found(set), Lookup::Found(())) = (&source_set, &facts.destination_namespace) {
+        facts.destination_pdbs = list_budgets(dst, dst_ns).await;
         for object in needed_objects(set) {
             let name = &object.name;
             let exists = match object.kind {
@@ -576,36 +529,109 @@ pub async fn gather(
                 .destination_objects
                 .insert(object_key(&object), exists);
         }
-        // A server-side dry run with strict field validation catches fields the destination
-        // API does not know, and admission problems, before anything is written.
         if observed.destination.set.is_none() && !req.resuming {
-            let view = observed.source.set.as_ref();
-            let end = view.map(|v| v.start + v.replicas).unwrap_or(0);
-            let dest = destination_set(
-                set,
-                dst_ns,
-                end,
-                req.class_map,
-                &req.destination_at.copy_label,
-                "preflight",
-            );
-            let api: Api<StatefulSet> = Api::namespaced(dst.client.clone(), dst_ns);
-            // Forced: the real write is a create, which no field owner can conflict with. A set
-            // created meanwhile by another run (which then holds the lease) showed up here as an
-            // apply conflict instead of that run's lease.
-            let params = PatchParams::apply(FIELD_MANAGER)
-                .validation_strict()
-                .dry_run()
-                .force();
-            facts.destination_dry_run = Some(
-                api.patch(set_name, &params, &Patch::Apply(&dest))
-                    .await
-                    .map(|_| ())
-                    .map_err(|e| short_error(&e)),
-            );
+            facts.destination_dry_run = Some(dry_run_destination(dst, req, observed, set).await);
         }
     }
+    facts.source_set = source_set;
     facts
+}
+
+/// The source's PVs of the set, and PVs of the same names in the destination.
+async fn read_volumes((src, dst): (&Cluster, &Cluster), observed: &Observed, facts: &mut Facts) {
+    let pvs: Api<PersistentVolume> = Api::all(src.client.clone());
+    let dst_pvs: Api<PersistentVolume> = Api::all(dst.client.clone());
+    for name in observed.source.volumes.keys() {
+        if let Ok(Some(pv)) = pvs.get_opt(name).await {
+            facts.source_volumes.insert(name.clone(), pv);
+            if let Ok(Some(existing)) = dst_pvs.get_opt(name).await {
+                facts.destination_volumes.insert(name.clone(), existing);
+            }
+        }
+    }
+}
+
+/// Whether the destination has each StorageClass the copies ask for, and the topologies those
+/// allow. Needs the claims' classes and the source's PVs read first.
+async fn read_classes(dst: &Cluster, req: &Request<'_>, set: &StatefulSet, facts: &mut Facts) {
+    let storage_classes: Api<StorageClass> = Api::all(dst.client.clone());
+    let mut asked = needed_classes(set, facts, req.class_map);
+    asked.extend(req.class_map.values().cloned());
+    // The PV copies take their PV's class, mapped.
+    asked.extend(
+        facts
+            .source_volumes
+            .values()
+            .filter_map(|pv| volume_class(pv, req.class_map)),
+    );
+    for class in asked {
+        let found = storage_classes.get_opt(&class).await.ok().flatten();
+        if let Some(terms) = found
+            .as_ref()
+            .and_then(|c| c.allowed_topologies.clone())
+            .filter(|t| !t.is_empty())
+        {
+            facts.class_topologies.insert(class.clone(), terms);
+        }
+        facts.destination_classes.insert(class, found.is_some());
+    }
+}
+
+/// The destination's nodes, for the scheduling check, if we may list them.
+async fn read_nodes(dst: &Cluster, req: &Request<'_>) -> Lookup<Vec<NodeFacts>> {
+    if !req.nodes_listable {
+        return Lookup::Failed(format!("{} denies list nodes", dst.context));
+    }
+    match Api::<Node>::all(dst.client.clone())
+        .list(&ListParams::default())
+        .await
+    {
+        Ok(list) => Lookup::Found(list.items.iter().map(NodeFacts::of).collect()),
+        Err(e) => Lookup::Failed(short_error(&e)),
+    }
+}
+
+/// The PodDisruptionBudgets of `namespace` (none, if they cannot be listed).
+async fn list_budgets(cluster: &Cluster, namespace: &str) -> Vec<PodDisruptionBudget> {
+    let pdbs: Api<PodDisruptionBudget> = Api::namespaced(cluster.client.clone(), namespace);
+    pdbs.list(&ListParams::default())
+        .await
+        .map(|list| list.items)
+        .unwrap_or_default()
+}
+
+/// A server-side dry run of the destination set with strict field validation: it catches
+/// fields the destination API does not know, and admission problems, before anything is
+/// written. `Err` holds the server's message.
+async fn dry_run_destination(
+    dst: &Cluster,
+    req: &Request<'_>,
+    observed: &Observed,
+    set: &StatefulSet,
+) -> Result<(), String> {
+    let dst_ns = &req.destination_at.namespace;
+    let view = observed.source.set.as_ref();
+    let end = view.map(|v| v.start + v.replicas).unwrap_or(0);
+    let dest = destination_set(
+        set,
+        dst_ns,
+        end,
+        req.class_map,
+        &req.destination_at.copy_label,
+        "preflight",
+    );
+    let api: Api<StatefulSet> = Api::namespaced(dst.client.clone(), dst_ns);
+    // Forced: the real write is a create, which no field owner can conflict with. A set
+    // created meanwhile by another run (which then holds the lease) showed up here as an
+    // apply conflict instead of that run's lease.
+    let params = PatchParams::apply(FIELD_MANAGER)
+        .validation_strict()
+        .dry_run()
+        .force();
+    api.patch(&req.source_at.name, &params, &Patch::Apply(&dest))
+        .await
+        .map(|_| ())
+        .map_err(|e| short_error(&e))
 }
 
 async fn exists<K>(cluster: &Cluster, namespace: &str, name: &str) -> bool
@@ -618,149 +644,224 @@ where
 
 /// PURE: the problems (any one stops the run) and warnings, from the facts and the observation.
 pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
-    let mut report = Report::default();
-    let set_name = &req.source_at.name;
     let [(src_context, ..), (dst_context, ..)] = &facts.versions;
-    for (context, major, minor) in &facts.versions {
-        match ordinals_support(major, minor) {
-            Err(e) => report.problems.push(format!("{context}: {e}")),
-            Ok(Some(w)) => report.warnings.push(format!("{context}: {w}")),
-            Ok(None) => {}
-        }
-    }
-
-    // The source.
-    match &facts.source_set {
-        Lookup::Found(_) => {}
-        Lookup::Missing => report.problems.push(if facts.source_namespace_exists {
-            format!(
-                "StatefulSet {set_name} not found in namespace {} of {src_context}",
-                req.source_at.namespace
-            )
-        } else {
-            format!(
-                "namespace {} not found in {src_context}",
-                req.source_at.namespace
-            )
-        }),
-        Lookup::Failed(e) => report.problems.push(format!(
-            "{src_context}: cannot read StatefulSet {set_name}: {e}"
-        )),
-    }
+    let mut judging = Judging {
+        req,
+        facts,
+        observed,
+        set_name: &req.source_at.name,
+        src_context,
+        dst_context,
+        report: Report::default(),
+    };
+    judging.versions();
+    judging.source_lookup();
     let source_set = match &facts.source_set {
         Lookup::Found(s) => Some(s),
         _ => None,
     };
-    let source_view = observed.source.set.as_ref();
-    if let (Some(set), Some(view)) = (source_set, source_view) {
-        let spec = set.spec.clone().unwrap_or_default();
+    if let (Some(set), Some(view)) = (source_set, observed.source.set.as_ref()) {
+        judging.source_state(view);
+        judging.source_claims(view);
+        judging.source_volumes();
+        judging.storage_classes(set);
+        judging.scheduling(set, view);
+        judging.budgets(set);
+    }
+    let namespace_exists = judging.destination_namespace();
+    judging.destination_claims();
+    judging.destination_set();
+    if let (Some(set), true) = (source_set, namespace_exists) {
+        judging.destination_objects(set);
+    }
+    judging.report
+}
+
+/// [`judge`] under way: what it judges, and the report so far. Each check adds its problems
+/// and warnings in the order the report lists them.
+struct Judging<'a> {
+    req: &'a Request<'a>,
+    facts: &'a Facts,
+    observed: &'a Observed,
+    set_name: &'a str,
+    src_context: &'a str,
+    dst_context: &'a str,
+    report: Report,
+}
+
+impl Judging<'_> {
+    fn problem(&mut self, problem: String) {
+        self.report.problems.push(problem);
+    }
+
+    fn warning(&mut self, warning: String) {
+        self.report.warnings.push(warning);
+    }
+
+    /// Both servers support spec.ordinals.start.
+    fn versions(&mut self) {
+        for (context, major, minor) in &self.facts.versions {
+            match ordinals_support(major, minor) {
+                Err(e) => self.problem(format!("{context}: {e}")),
+                Ok(Some(w)) => self.warning(format!("{context}: {w}")),
+                Ok(None) => {}
+            }
+        }
+    }
+
+    /// The source set exists and can be read.
+    fn source_lookup(&mut self) {
+        let (set_name, src_context) = (self.set_name, self.src_context);
+        let namespace = &self.req.source_at.namespace;
+        match &self.facts.source_set {
+            Lookup::Found(_) => {}
+            Lookup::Missing if self.facts.source_namespace_exists => self.problem(format!(
+                "StatefulSet {set_name} not found in namespace {namespace} of {src_context}"
+            )),
+            Lookup::Missing => {
+                self.problem(format!("namespace {namespace} not found in {src_context}"))
+            }
+            Lookup::Failed(e) => self.problem(format!(
+                "{src_context}: cannot read StatefulSet {set_name}: {e}"
+            )),
+        }
+    }
+
+    /// A new migration needs replicas to move, all of them Ready (unless allowed); a retention
+    /// policy that deletes claims is held at Retain meanwhile.
+    fn source_state(&mut self, view: &SetView) {
+        let (req, set_name, src_context) = (self.req, self.set_name, self.src_context);
         if !req.resuming && view.replicas == 0 {
-            report.problems.push(format!(
+            self.problem(format!(
                 "{set_name} has 0 replicas in {src_context}: there is nothing to move (a source that was already migrated looks like this; see --status)"
             ));
         }
         if !req.resuming && !req.allow_unhealthy && view.ready_replicas < view.replicas {
-            report.problems.push(format!(
+            self.problem(format!(
                 "only {} of {} replicas of {set_name} are Ready in {src_context}; fix them first or pass --allow-unhealthy",
                 view.ready_replicas, view.replicas
             ));
         }
         if view.retention.when_scaled == "Delete" || view.retention.when_deleted == "Delete" {
-            report.warnings.push(format!(
+            self.warning(format!(
                 "{set_name} has persistentVolumeClaimRetentionPolicy whenScaled={}, whenDeleted={}: it will be held at Retain during the migration (original recorded)",
                 view.retention.when_scaled, view.retention.when_deleted
             ));
         }
-        // Claims and volumes of every ordinal.
-        if !req.resuming {
-            for k in view.range() {
-                for t in &view.claim_templates {
-                    let claim = claim_name(t, set_name, k);
-                    match observed.source.claims.get(&claim) {
-                        None => report.problems.push(format!(
-                            "PVC {claim} of ordinal {k} does not exist in {src_context}"
-                        )),
-                        Some(c) if !c.bound => report.problems.push(format!(
-                            "PVC {claim} of ordinal {k} is not Bound in {src_context}"
-                        )),
-                        _ => {}
-                    }
+    }
+
+    /// Before a new migration, every ordinal's claims exist and are Bound.
+    fn source_claims(&mut self, view: &SetView) {
+        if self.req.resuming {
+            return;
+        }
+        let (set_name, src_context) = (self.set_name, self.src_context);
+        for k in view.range() {
+            for t in &view.claim_templates {
+                let claim = claim_name(t, set_name, k);
+                match self.observed.source.claims.get(&claim) {
+                    None => self.problem(format!(
+                        "PVC {claim} of ordinal {k} does not exist in {src_context}"
+                    )),
+                    Some(c) if !c.bound => self.problem(format!(
+                        "PVC {claim} of ordinal {k} is not Bound in {src_context}"
+                    )),
+                    _ => {}
                 }
             }
         }
-        let delete_volumes: Vec<&String> = observed
+    }
+
+    /// What happens to the source's PVs, and those that cannot follow a pod to another
+    /// cluster (only copied ones must) or whose name the destination already uses.
+    fn source_volumes(&mut self) {
+        let (req, facts) = (self.req, self.facts);
+        let (set_name, src_context, dst_context) =
+            (self.set_name, self.src_context, self.dst_context);
+        let delete_volumes: Vec<&str> = self
+            .observed
             .source
             .volumes
             .iter()
             .filter(|(_, v)| v.reclaim_policy != "Retain")
-            .map(|(n, _)| n)
+            .map(|(n, _)| n.as_str())
             .collect();
         if !delete_volumes.is_empty() {
-            report.warnings.push(format!(
+            self.warning(format!(
                 "{} PV(s) have a reclaim policy other than Retain ({}); they will be set to Retain before anything is scaled (originals recorded)",
                 delete_volumes.len(),
-                delete_volumes.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                delete_volumes.join(", ")
             ));
         }
         if !req.volumes.is_shared() {
-            report.warnings.push(format!(
+            self.warning(format!(
                 "--volumes=fresh: each pod of {set_name} starts in {dst_context} on new, empty claims from its volumeClaimTemplates; \
                  the application must rebuild the replica from its peers. The claims and PVs in {src_context} are kept (Retain) \
                  for a rollback until --cleanup"
             ));
+            return;
         }
-        // Volumes that cannot follow the pod to another cluster (only copied ones must).
-        for (name, pv) in facts
-            .source_volumes
-            .iter()
-            .filter(|_| req.volumes.is_shared())
-        {
+        for (name, pv) in &facts.source_volumes {
             let spec = pv.spec.clone().unwrap_or_default();
             if spec.local.is_some() {
-                report.warnings.push(format!(
+                self.warning(format!(
                     "PV {name} is a local volume: its data stays on a node of {src_context}"
                 ));
             } else if spec.host_path.is_some() {
-                report.warnings.push(format!(
+                self.warning(format!(
                     "PV {name} is a hostPath volume: the destination must see the same path"
                 ));
             } else if spec.node_affinity.is_some()
                 && !matches!(facts.destination_nodes, Lookup::Found(_))
             {
-                report.warnings.push(format!(
+                self.warning(format!(
                     "PV {name} has node affinity: the destination needs matching nodes"
                 ));
             }
-            if let Some(existing) = facts.destination_volumes.get(name) {
-                let labelled = existing
-                    .metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get(super::copy::COPY_LABEL))
-                    == Some(&req.destination_at.copy_label);
-                if !labelled {
-                    report.problems.push(format!("a PV named {name} already exists in {dst_context} and was not copied by this migration"));
-                }
+            if let Some(existing) = facts.destination_volumes.get(name)
+                && !self.copied_by_us(&existing.metadata)
+            {
+                self.problem(format!("a PV named {name} already exists in {dst_context} and was not copied by this migration"));
             }
         }
-        // Storage classes must exist in the destination (after --storage-class-map).
+    }
+
+    /// Whether an object carries this migration's copy label.
+    fn copied_by_us(&self, meta: &ObjectMeta) -> bool {
+        meta.labels.as_ref().and_then(|l| l.get(COPY_LABEL))
+            == Some(&self.req.destination_at.copy_label)
+    }
+
+    /// The StorageClasses the destination needs exist there (after --storage-class-map).
+    fn storage_classes(&mut self, set: &StatefulSet) {
+        let (facts, dst_context) = (self.facts, self.dst_context);
         let has_class = |class: &str| facts.destination_classes.get(class) == Some(&true);
-        for class in needed_classes(set, facts, req.class_map) {
+        for class in needed_classes(set, facts, self.req.class_map) {
             if !has_class(&class) {
-                report.problems.push(format!("StorageClass {class} does not exist in {dst_context}; create it or map it with --storage-class-map {class}=<name>"));
+                self.problem(format!("StorageClass {class} does not exist in {dst_context}; create it or map it with --storage-class-map {class}=<name>"));
             }
         }
-        for (from, to) in req.class_map {
+        for (from, to) in self.req.class_map {
             if !has_class(to) {
-                report.problems.push(format!(
+                self.problem(format!(
                     "--storage-class-map {from}={to}: StorageClass {to} does not exist in {dst_context}"
                 ));
             }
         }
-        // Every pod still to move needs a destination node that takes it and its volumes.
+    }
+
+    /// Every pod still to move needs a destination node that takes it and its volumes.
+    fn scheduling(&mut self, set: &StatefulSet, view: &SetView) {
+        let (req, facts, observed) = (self.req, self.facts, self.observed);
+        let (set_name, dst_context) = (self.set_name, self.dst_context);
         match &facts.destination_nodes {
             Lookup::Found(nodes) => {
-                let needs = PodNeeds::of(&spec.template.spec.clone().unwrap_or_default());
+                let template = set
+                    .spec
+                    .as_ref()
+                    .and_then(|s| s.template.spec.clone())
+                    .unwrap_or_default();
+                let needs = PodNeeds::of(&template);
                 let ordinals: Vec<(i32, Vec<VolumeNeeds>)> = view
                     .range()
                     .map(|k| {
@@ -773,105 +874,122 @@ pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
                         (k, needs)
                     })
                     .collect();
-                report.problems.extend(scheduling::unschedulable(
-                    set_name,
-                    dst_context,
-                    &needs,
-                    &ordinals,
-                    nodes,
-                ));
+                let unschedulable =
+                    scheduling::unschedulable(set_name, dst_context, &needs, &ordinals, nodes);
+                self.report.problems.extend(unschedulable);
             }
-            Lookup::Failed(e) => report.warnings.push(format!(
+            Lookup::Failed(e) => self.warning(format!(
                 "could not check that the pods of {set_name} can be scheduled in {dst_context} ({e}); check their nodeSelector, node affinity, tolerations and volume node affinity against its nodes by hand"
             )),
             Lookup::Missing => {}
         }
-        // Each ordinal is down while it moves: a budget that allows fewer disruptions than
-        // the batch would be broken by the migration itself.
-        let total = req
-            .recorded_budgets
-            .map_or(spec.replicas.unwrap_or(1), |(_, replicas)| replicas);
-        for budget in budgets(req, facts) {
+    }
+
+    /// Each ordinal is down while it moves: a budget that allows fewer disruptions than the
+    /// batch would be broken by the migration itself. The split gives the destination a copy
+    /// of the same name; someone else's budget of that name would be changed instead.
+    fn budgets(&mut self, set: &StatefulSet) {
+        let req = self.req;
+        let total = req.recorded_budgets.map_or(
+            set.spec.as_ref().and_then(|s| s.replicas).unwrap_or(1),
+            |(_, replicas)| replicas,
+        );
+        for budget in budgets(req, self.facts) {
             if let Some(why) = super::budget::refuse_batch(&budget, total, req.batch) {
-                report.problems.push(why);
+                self.problem(why);
             }
-            // The split gives the destination a copy of the same name; someone else's budget
-            // of that name would be changed instead.
-            let foreign = facts.destination_pdbs.iter().any(|p| {
+            let foreign = self.facts.destination_pdbs.iter().any(|p| {
                 p.metadata.name.as_deref() == Some(budget.name.as_str())
-                    && p.metadata
-                        .labels
-                        .as_ref()
-                        .and_then(|l| l.get(super::copy::COPY_LABEL))
-                        != Some(&req.destination_at.copy_label)
+                    && !self.copied_by_us(&p.metadata)
             });
             if foreign {
-                report.problems.push(format!(
-                    "a PodDisruptionBudget named {} already exists in {dst_context}/{} and was not created by this migration; \
+                self.problem(format!(
+                    "a PodDisruptionBudget named {} already exists in {}/{} and was not created by this migration; \
                      the split would change it: rename or delete one of them",
-                    budget.name, req.destination_at.namespace
+                    budget.name, self.dst_context, req.destination_at.namespace
                 ));
             }
         }
     }
 
-    // The destination.
-    let dst_ns = &req.destination_at.namespace;
-    let namespace_exists = match &facts.destination_namespace {
-        Lookup::Found(()) => true,
-        Lookup::Missing => false,
-        Lookup::Failed(e) => {
-            report.problems.push(format!(
-                "{dst_context}: cannot read namespace {dst_ns}: {e}"
-            ));
-            false
-        }
-    };
-    if !namespace_exists && !req.create_namespace {
-        report.problems.push(format!(
-            "namespace {dst_ns} does not exist in {dst_context}; create it or pass --create-namespace"
-        ));
-    }
-    // A claim of the same name that we did not copy would shadow the moved data. With fresh
-    // volumes, the destination's controller makes the claims: once the migration runs they are
-    // its own, but before it starts one would hand a pod old data instead of a fresh start.
-    let fresh_resume = !req.volumes.is_shared() && req.resuming;
-    for (claim, view) in &observed.destination.claims {
-        if !view.copied && !fresh_resume {
-            report.problems.push(format!(
-                "PVC {claim} already exists in {dst_context}/{dst_ns} and was not copied by this migration; the pod would use it instead of {}",
-                if req.volumes.is_shared() { "the moved volume" } else { "a fresh claim" }
+    /// Whether the destination namespace exists; without it, the run must create it.
+    fn destination_namespace(&mut self) -> bool {
+        let (dst_ns, dst_context) = (&self.req.destination_at.namespace, self.dst_context);
+        let exists = match &self.facts.destination_namespace {
+            Lookup::Found(()) => true,
+            Lookup::Missing => false,
+            Lookup::Failed(e) => {
+                self.problem(format!(
+                    "{dst_context}: cannot read namespace {dst_ns}: {e}"
+                ));
+                false
+            }
+        };
+        if !exists && !self.req.create_namespace {
+            self.problem(format!(
+                "namespace {dst_ns} does not exist in {dst_context}; create it or pass --create-namespace"
             ));
         }
+        exists
     }
-    if let Some(dest) = observed.destination.set.as_ref() {
-        let ours =
-            source_view.is_some_and(|s| dest.migrated_from_uid.as_deref() == Some(s.uid.as_str()));
-        if !ours {
-            report.problems.push(format!(
-                "a StatefulSet named {set_name} already exists in {dst_context}/{dst_ns} and was not created by this migration; refusing to touch it"
-            ));
-        } else if !req.resuming {
-            report.problems.push(format!(
-                "the StatefulSet {set_name} in {dst_context}/{dst_ns} was created by a migration whose journal is gone; \
-                 rebuild the journal with --rebuild-journal, then rerun to resume or --rollback"
-            ));
+
+    /// A claim of the same name that we did not copy would shadow the moved data. With fresh
+    /// volumes, the destination's controller makes the claims: once the migration runs they
+    /// are its own, but before it starts one would hand a pod old data instead of a fresh
+    /// start.
+    fn destination_claims(&mut self) {
+        let req = self.req;
+        let (dst_ns, dst_context) = (&req.destination_at.namespace, self.dst_context);
+        let fresh_resume = !req.volumes.is_shared() && req.resuming;
+        for (claim, view) in &self.observed.destination.claims {
+            if !view.copied && !fresh_resume {
+                self.problem(format!(
+                    "PVC {claim} already exists in {dst_context}/{dst_ns} and was not copied by this migration; the pod would use it instead of {}",
+                    if req.volumes.is_shared() { "the moved volume" } else { "a fresh claim" }
+                ));
+            }
         }
     }
-    if !req.resuming && observed.destination.set.is_none() {
-        let place = format!("{dst_context}/{dst_ns}");
-        report
-            .problems
-            .extend(super::decide::orphaned_copies(set_name, &place, observed));
+
+    /// A destination set is only this migration's, and only with its journal; copies without
+    /// either belong to an earlier migration whose journal is gone.
+    fn destination_set(&mut self) {
+        let (req, observed, set_name) = (self.req, self.observed, self.set_name);
+        let (dst_ns, dst_context) = (&req.destination_at.namespace, self.dst_context);
+        let source_view = observed.source.set.as_ref();
+        if let Some(dest) = observed.destination.set.as_ref() {
+            let ours = source_view
+                .is_some_and(|s| dest.migrated_from_uid.as_deref() == Some(s.uid.as_str()));
+            if !ours {
+                self.problem(format!(
+                    "a StatefulSet named {set_name} already exists in {dst_context}/{dst_ns} and was not created by this migration; refusing to touch it"
+                ));
+            } else if !req.resuming {
+                self.problem(format!(
+                    "the StatefulSet {set_name} in {dst_context}/{dst_ns} was created by a migration whose journal is gone; \
+                     rebuild the journal with --rebuild-journal, then rerun to resume or --rollback"
+                ));
+            }
+        }
+        if !req.resuming && observed.destination.set.is_none() {
+            let place = format!("{dst_context}/{dst_ns}");
+            self.report
+                .problems
+                .extend(super::decide::orphaned_copies(set_name, &place, observed));
+        }
     }
-    if let (Some(set), true) = (source_set, namespace_exists) {
-        if !req.copy_dependencies {
+
+    /// In an existing destination namespace: the objects the pods need are there (or copied
+    /// with --copy-dependencies), and the server takes the destination set.
+    fn destination_objects(&mut self, set: &StatefulSet) {
+        let (dst_ns, dst_context) = (&self.req.destination_at.namespace, self.dst_context);
+        if !self.req.copy_dependencies {
             for object in needed_objects(set) {
-                if facts.destination_objects.get(&object_key(&object)) == Some(&true) {
+                if self.facts.destination_objects.get(&object_key(&object)) == Some(&true) {
                     continue;
                 }
                 let (kind, name) = (object.kind, &object.name);
-                report.problems.push(match kind {
+                self.problem(match kind {
                     ObjectKind::Service => format!(
                         "Service {name} (the StatefulSet's serviceName) does not exist in {dst_context}/{dst_ns}; create it or pass --copy-dependencies"
                     ),
@@ -884,11 +1002,10 @@ pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
                 });
             }
         }
-        if let Some(Err(message)) = &facts.destination_dry_run {
-            report.problems.push(format!("the destination rejects the StatefulSet (server-side dry run, fieldValidation=Strict): {message}"));
+        if let Some(Err(message)) = &self.facts.destination_dry_run {
+            self.problem(format!("the destination rejects the StatefulSet (server-side dry run, fieldValidation=Strict): {message}"));
         }
     }
-    report
 }
 
 /// What the permission check found.
