@@ -66,6 +66,27 @@ pub(super) fn orphaned_copies(set: &str, place: &str, observed: &Observed) -> Op
     })
 }
 
+/// The source's PVs whose reclaim policy is not the one the journal recorded: each given back.
+pub(super) fn policies_to_restore<'a>(
+    journal: &'a Journal,
+    observed: &'a Observed,
+) -> impl Iterator<Item = Step> + 'a {
+    journal
+        .original_reclaim_policies
+        .iter()
+        .filter(|(volume, policy)| {
+            observed
+                .source
+                .volumes
+                .get(*volume)
+                .is_some_and(|v| &v.reclaim_policy != *policy)
+        })
+        .map(|(volume, policy)| Step::RestoreVolume {
+            volume: volume.clone(),
+            policy: policy.clone(),
+        })
+}
+
 fn stop(reason: String) -> Step {
     Step::Stop { reason }
 }
@@ -515,18 +536,8 @@ fn rollback(journal: &Journal, observed: &Observed, settings: &Settings) -> Step
     if source.retention != journal.original_retention {
         return Step::RestoreRetention;
     }
-    for (volume, policy) in &journal.original_reclaim_policies {
-        if observed
-            .source
-            .volumes
-            .get(volume)
-            .is_some_and(|v| &v.reclaim_policy != policy)
-        {
-            return Step::RestoreVolume {
-                volume: volume.clone(),
-                policy: policy.clone(),
-            };
-        }
+    if let Some(step) = policies_to_restore(journal, observed).next() {
+        return step;
     }
     // The source's budgets as they were; the destination's copies go.
     if let Some(step) = budget_step(&journal.budgets, journal.replicas, observed, |o| {

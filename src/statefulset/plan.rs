@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use super::budget::BudgetSpec;
-use super::decide::{apply_budget, budget_step, shares, unprotected_volumes};
+use super::decide::{apply_budget, budget_step, policies_to_restore, shares, unprotected_volumes};
 use super::model::{
-    Direction, Journal, ObjectKind, Observed, Preparation, RecordedBudget, Retention, Side,
-    VolumeMode, claim_name,
+    Direction, Journal, ObjectKind, Observed, Preparation, RecordedBudget, Retention, SetView,
+    Side, VolumeMode, claim_name,
 };
 use super::step::{InPlan, Step, Telling};
 
@@ -174,13 +174,19 @@ pub fn rollback_steps(
     batch: i32,
     health_check: bool,
 ) -> Vec<Step> {
-    let mut steps = Vec::new();
     let Some(source) = &observed.source.set else {
-        return steps;
+        return Vec::new();
+    };
+    let mut back = Rollback {
+        journal,
+        observed,
+        health_check,
+        steps: Vec::new(),
+        budgets_now: observed.clone(),
     };
     let unprotected = unprotected_volumes(&observed.destination);
     if !unprotected.is_empty() {
-        steps.push(Step::ProtectVolumes {
+        back.steps.push(Step::ProtectVolumes {
             side: Side::Destination,
             volumes: unprotected,
         });
@@ -194,10 +200,38 @@ pub fn rollback_steps(
     };
     let pending: Vec<i32> = (verified.max(journal.start)..source_end).collect();
     if !pending.is_empty() {
-        arrive(&mut steps, Side::Source, pending, health_check);
+        back.arrive(pending);
     }
-    // The claims an ordinal needs back in the source that only the destination has.
-    let missing_claims = |steps: &mut Vec<Step>, ordinals: &[i32]| {
+    if let Some(dest) = &observed.destination.set {
+        source_end = back.empty_destination(source.start, source_end, dest, batch);
+    }
+    if source_end != end {
+        // The reconciler stops here and says why (the destination is gone, ordinals are not).
+        return back.steps;
+    }
+    back.restore_source(source);
+    back.remove_created();
+    back.steps
+}
+
+/// [`rollback_steps`] under way: the steps so far, and the budgets as they will be after them.
+struct Rollback<'a> {
+    journal: &'a Journal,
+    observed: &'a Observed,
+    health_check: bool,
+    steps: Vec<Step>,
+    budgets_now: Observed,
+}
+
+impl Rollback<'_> {
+    /// Ordinals started in the source: waited for, then (with a health check) verified.
+    fn arrive(&mut self, ordinals: Vec<i32>) {
+        arrive(&mut self.steps, Side::Source, ordinals, self.health_check);
+    }
+
+    /// The claims `ordinals` need back in the source that only the destination has.
+    fn missing_claims(&mut self, ordinals: &[i32]) {
+        let (journal, observed) = (self.journal, self.observed);
         for &k in ordinals {
             for t in &journal.claim_templates {
                 let claim = claim_name(t, &journal.name, k);
@@ -206,7 +240,7 @@ pub fn rollback_steps(
                     && !observed.source.claims.contains_key(&claim)
                     && observed.destination.claims.contains_key(&claim)
                 {
-                    steps.push(Step::CopyClaim {
+                    self.steps.push(Step::CopyClaim {
                         to: Side::Source,
                         claim,
                         ordinal: k,
@@ -214,13 +248,23 @@ pub fn rollback_steps(
                 }
             }
         }
-    };
-    let mut budgets_now = observed.clone();
-    if let Some(dest) = &observed.destination.set {
+    }
+
+    /// Moves every ordinal of the destination set `dest` back, the ones in flight first, then
+    /// `batch` at a time from the bottom; the destination's claim copies and set go last.
+    /// Returns the end of the source's range after it.
+    fn empty_destination(
+        &mut self,
+        source_start: i32,
+        mut source_end: i32,
+        dest: &SetView,
+        batch: i32,
+    ) -> i32 {
+        let (journal, observed) = (self.journal, self.observed);
         let (mut dest_start, mut dest_replicas) = if dest.replicas > 0 {
             (dest.start, dest.replicas)
         } else {
-            (end, 0)
+            (journal.end(), 0)
         };
         let in_flight: Vec<i32> = (source_end..dest_start).collect();
         if !in_flight.is_empty() {
@@ -230,122 +274,108 @@ pub fn rollback_steps(
                 .filter(|k| observed.destination.pods.contains_key(k))
                 .collect();
             if !still_there.is_empty() {
-                steps.push(Step::WaitPodsGone {
+                self.steps.push(Step::WaitPodsGone {
                     side: Side::Destination,
                     ordinals: still_there,
                 });
             }
-            missing_claims(&mut steps, &in_flight);
-            steps.push(Step::Resize {
+            self.missing_claims(&in_flight);
+            self.steps.push(Step::Resize {
                 side: Side::Source,
-                start: source.start,
-                replicas: dest_start - source.start,
+                start: source_start,
+                replicas: dest_start - source_start,
             });
-            arrive(&mut steps, Side::Source, in_flight, health_check);
+            self.arrive(in_flight);
             source_end = dest_start;
         }
         while dest_replicas > 0 {
             let n = batch.clamp(1, dest_replicas);
             let moving: Vec<i32> = (dest_start..dest_start + n).collect();
             set_budgets(
-                &mut steps,
+                &mut self.steps,
                 &journal.budgets,
                 journal.replicas,
-                &mut budgets_now,
+                &mut self.budgets_now,
                 shares(
                     journal.replicas,
                     journal.replicas - dest_replicas,
                     dest_replicas - n,
                 ),
             );
-            steps.push(Step::Resize {
+            self.steps.push(Step::Resize {
                 side: Side::Destination,
                 start: dest_start + n,
                 replicas: dest_replicas - n,
             });
-            steps.push(Step::WaitPodsGone {
+            self.steps.push(Step::WaitPodsGone {
                 side: Side::Destination,
                 ordinals: moving.clone(),
             });
-            missing_claims(&mut steps, &moving);
-            steps.push(Step::Resize {
+            self.missing_claims(&moving);
+            self.steps.push(Step::Resize {
                 side: Side::Source,
-                start: source.start,
-                replicas: dest_start + n - source.start,
+                start: source_start,
+                replicas: dest_start + n - source_start,
             });
-            arrive(&mut steps, Side::Source, moving, health_check);
+            self.arrive(moving);
             dest_start += n;
             dest_replicas -= n;
             source_end = dest_start;
         }
         for (claim, _) in observed.destination.claims.iter().filter(|(_, c)| c.copied) {
-            steps.push(Step::DeleteCopy {
+            self.steps.push(Step::DeleteCopy {
                 claim: Some(claim.clone()),
                 volume: None,
             });
         }
-        steps.push(Step::DeleteDestination);
+        self.steps.push(Step::DeleteDestination);
+        source_end
     }
-    if source_end != end {
-        // The reconciler stops here and says why (the destination is gone, ordinals are not).
-        return steps;
-    }
-    for (volume, _) in observed
-        .destination
-        .volumes
-        .iter()
-        .filter(|(_, v)| v.copied)
-    {
-        steps.push(Step::DeleteCopy {
-            claim: None,
-            volume: Some(volume.clone()),
-        });
-    }
-    if source.retention != journal.original_retention {
-        steps.push(Step::RestoreRetention);
-    }
-    for (volume, policy) in &journal.original_reclaim_policies {
-        if observed
-            .source
+
+    /// Everything back in the source: the PV copies go, and the source gets back its
+    /// retention policy, its PVs' reclaim policies and its budgets.
+    fn restore_source(&mut self, source: &SetView) {
+        let (journal, observed) = (self.journal, self.observed);
+        for (volume, _) in observed
+            .destination
             .volumes
-            .get(volume)
-            .is_some_and(|v| &v.reclaim_policy != policy)
+            .iter()
+            .filter(|(_, v)| v.copied)
         {
-            steps.push(Step::RestoreVolume {
-                volume: volume.clone(),
-                policy: policy.clone(),
+            self.steps.push(Step::DeleteCopy {
+                claim: None,
+                volume: Some(volume.clone()),
             });
         }
+        if source.retention != journal.original_retention {
+            self.steps.push(Step::RestoreRetention);
+        }
+        self.steps.extend(policies_to_restore(journal, observed));
+        set_budgets(
+            &mut self.steps,
+            &journal.budgets,
+            journal.replicas,
+            &mut self.budgets_now,
+            |o| (o.clone(), None),
+        );
     }
-    set_budgets(
-        &mut steps,
-        &journal.budgets,
-        journal.replicas,
-        &mut budgets_now,
-        |o| (o.clone(), None),
-    );
-    for object in journal
-        .created
-        .iter()
-        .filter(|o| o.kind != ObjectKind::Namespace)
-    {
-        steps.push(Step::DeleteCreated {
-            kind: object.kind,
-            name: object.name.clone(),
-        });
+
+    /// What the migration created goes, then the journal (with the namespace it made).
+    fn remove_created(&mut self) {
+        let created = &self.journal.created;
+        for object in created.iter().filter(|o| o.kind != ObjectKind::Namespace) {
+            self.steps.push(Step::DeleteCreated {
+                kind: object.kind,
+                name: object.name.clone(),
+            });
+        }
+        self.steps
+            .push(if created.iter().any(|o| o.kind == ObjectKind::Namespace) {
+                Step::DeleteNamespace
+            } else {
+                Step::DeleteJournal
+            });
     }
-    steps.push(
-        if journal
-            .created
-            .iter()
-            .any(|o| o.kind == ObjectKind::Namespace)
-        {
-            Step::DeleteNamespace
-        } else {
-            Step::DeleteJournal
-        },
-    );
-    steps
 }
 
 /// The plan of a forward migration from the current observation (before it starts): the
