@@ -10,7 +10,8 @@ use super::decide;
 use super::executor::Note;
 use super::journal::{self, Stored};
 use super::lease;
-use super::model::{Direction, Side};
+use super::model::{Direction, Journal, Side};
+use super::observe::Scope;
 use super::run::Run;
 use super::step::Step;
 use super::watched::Watched;
@@ -55,6 +56,18 @@ fn starts_a_move(step: &Step, direction: Direction) -> bool {
             Direction::Rollback
         )
     )
+}
+
+/// How far the migration has come by its journal: ordinals verified where they are going.
+fn tell_progress(journal: &Journal, operator: &mut dyn Operator) {
+    let moved = match journal.direction {
+        Direction::Forward => journal.end() - journal.verified_bound,
+        Direction::Rollback => journal.verified_bound - journal.start,
+    };
+    operator.event(Event::Progress {
+        moved: moved.max(0) as u64,
+        total: journal.replicas.max(0) as u64,
+    });
 }
 
 /// How long the reconciler waits for the watch caches to show its last step.
@@ -274,6 +287,7 @@ impl Run<'_> {
         result
     }
 
+    /// The loop: observe, decide, perform, until the migration is done or must stop.
     async fn reconcile_steps(
         &self,
         direction: Direction,
@@ -281,6 +295,8 @@ impl Run<'_> {
     ) -> Result<()> {
         let ex = &self.executor;
         let mut seen_journal = false;
+        // Moves done so far, and the one the operator approved (--step) until it is done: a
+        // move decided again after a conflict is the same move, asked about once.
         let mut moves = 0usize;
         let mut approved: Option<Step> = None;
         operator.event(Event::LoopStarted {
@@ -289,7 +305,7 @@ impl Run<'_> {
                 self.settings.name, ex.sides.source.context, ex.sides.destination.context
             ),
         });
-        let mut scope: Option<super::observe::Scope> = None;
+        let mut scope: Option<Scope> = None;
         let retry = retry_policy();
         self.start_watching();
         let watched = ex.waits.watched();
@@ -301,32 +317,9 @@ impl Run<'_> {
             }
             // A safe point: go on only while the lease is ours (after a SIGSTOP, say).
             ex.writer.ensure_lease().await?;
-            // Observation is retried through API server restarts; nothing is decided on a partial view.
-            // The claim templates never change during a migration, so once known the journal and
-            // both clusters are read at the same time.
             let observing = Instant::now();
-            let observation = (|| async {
-                if let Some(w) = &watched {
-                    w.ready().await;
-                    return w.snapshot();
-                }
-                match &scope {
-                    Some(t) => tokio::try_join!(self.load_journal(), self.observe_with(t)),
-                    None => {
-                        let stored = self.load_journal().await?;
-                        let observed = self.observe(stored.as_ref()).await?;
-                        Ok((stored, observed))
-                    }
-                }
-            })
-            .retry(retry)
-            .when(is_transient)
-            .notify(|e, delay| {
-                operator.event(Event::Retrying {
-                    message: e.to_string(),
-                    delay,
-                })
-            });
+            let observation = self.observation(watched.as_deref(), scope.as_ref(), retry, operator);
+            // The caches' version before their snapshot is taken.
             let seen = changes.as_mut().map_or(0, |c| *c.borrow_and_update());
             // Reads that hang on an unreachable server end when the lease is lost.
             let (stored, observed) = tokio::select! {
@@ -359,45 +352,15 @@ impl Run<'_> {
                 ),
             ));
             if scope.is_none() {
-                scope = stored
-                    .as_ref()
-                    .map(|s| super::observe::Scope::of(&s.journal));
+                scope = stored.as_ref().map(|s| Scope::of(&s.journal));
             }
             match (&stored, direction) {
-                // The rollback removed its journal: everything is back in the source.
                 (None, Direction::Rollback) => {
-                    // The destination's controller made these claims, so the rollback keeps
-                    // them; preflight refuses a new migration over them, so say it here.
-                    let kept: Vec<&str> = observed
-                        .destination
-                        .claims
-                        .keys()
-                        .map(String::as_str)
-                        .collect();
-                    if !self.settings.volumes.is_shared() && !kept.is_empty() {
-                        operator.event(Event::Warning(format!(
-                            "kept in {}/{}: PVC(s) {}, made for the moved pods (--volumes=fresh); \
-                             a new migration will not start over them, so delete them once their data is not needed",
-                            ex.sides.destination.context,
-                            ex.sides.destination_at.namespace,
-                            kept.join(", ")
-                        )));
-                    }
-                    operator.event(Event::Finished(format!(
-                        "Rolled back: {} runs in {} ({}).",
-                        self.settings.name, ex.sides.source.context, ex.sides.source_at.namespace
-                    )));
+                    self.rolled_back(&observed, operator);
                     return Ok(());
                 }
                 (None, Direction::Forward) if seen_journal => {
-                    return Err(Error::Unsafe {
-                        reason: format!(
-                            "the migration journal {} disappeared from {}",
-                            journal::object_name(&self.settings.name),
-                            ex.sides.destination.context
-                        ),
-                        resume: operator.resume_command(),
-                    });
+                    return Err(self.journal_disappeared(operator));
                 }
                 (Some(_), _) => seen_journal = true,
                 _ => {}
@@ -405,14 +368,7 @@ impl Run<'_> {
             let step =
                 decide::next_step(stored.as_ref().map(|s| &s.journal), &observed, &self.decide);
             if let Some(s) = &stored {
-                let moved = match s.journal.direction {
-                    Direction::Forward => s.journal.end() - s.journal.verified_bound,
-                    Direction::Rollback => s.journal.verified_bound - s.journal.start,
-                };
-                operator.event(Event::Progress {
-                    moved: moved.max(0) as u64,
-                    total: s.journal.replicas.max(0) as u64,
-                });
+                tell_progress(&s.journal, operator);
             }
             match &step {
                 Step::Done => {
@@ -437,22 +393,8 @@ impl Run<'_> {
                 .map(|s| s.journal.direction)
                 .unwrap_or(Direction::Forward);
             let a_move = starts_a_move(&step, direction_now);
-            // A move decided again after a conflict is the same move: asked about once, and
-            // counted once it is done.
             if self.settings.step && a_move && approved.as_ref() != Some(&step) {
-                let description = step.describe(&ex.sides.names);
-                match operator.before_move(&description, moves) {
-                    Ok(StepGate::Go) => {}
-                    Ok(StepGate::Pause) => {
-                        return Err(self.stopped("paused after one step (--step)", operator));
-                    }
-                    Err(Error::Cancelled(_)) => {
-                        return Err(
-                            self.stopped("stopped before the next ordinal (--step)", operator)
-                        );
-                    }
-                    Err(other) => return Err(other),
-                }
+                self.ask_before_move(&step, moves, operator)?;
                 approved = Some(step.clone());
             }
             let done = self
@@ -463,6 +405,97 @@ impl Run<'_> {
                 approved = None;
             }
             after = After::performed(step, done, seen);
+        }
+    }
+
+    /// The journal and both clusters, from the watch caches or (polling) by requests, retried
+    /// through API server restarts: nothing is decided on a partial view. The claim templates
+    /// never change during a migration, so once they are known (`scope`) the journal and both
+    /// clusters are read at the same time.
+    fn observation(
+        &self,
+        watched: Option<&Watched>,
+        scope: Option<&Scope>,
+        retry: ExponentialBuilder,
+        operator: &mut dyn Operator,
+    ) -> impl Future<Output = Result<(Option<Stored>, super::model::Observed)>> {
+        (move || async move {
+            if let Some(w) = watched {
+                w.ready().await;
+                return w.snapshot();
+            }
+            match scope {
+                Some(t) => tokio::try_join!(self.load_journal(), self.observe_with(t)),
+                None => {
+                    let stored = self.load_journal().await?;
+                    let observed = self.observe(stored.as_ref()).await?;
+                    Ok((stored, observed))
+                }
+            }
+        })
+        .retry(retry)
+        .when(is_transient)
+        .notify(|e, delay| {
+            operator.event(Event::Retrying {
+                message: e.to_string(),
+                delay,
+            })
+        })
+    }
+
+    /// The rollback removed its journal: everything is back in the source.
+    fn rolled_back(&self, observed: &super::model::Observed, operator: &mut dyn Operator) {
+        let sides = &self.executor.sides;
+        // The destination's controller made these claims, so the rollback keeps them;
+        // preflight refuses a new migration over them, so say it here.
+        let kept: Vec<&str> = observed
+            .destination
+            .claims
+            .keys()
+            .map(String::as_str)
+            .collect();
+        if !self.settings.volumes.is_shared() && !kept.is_empty() {
+            operator.event(Event::Warning(format!(
+                "kept in {}/{}: PVC(s) {}, made for the moved pods (--volumes=fresh); \
+                 a new migration will not start over them, so delete them once their data is not needed",
+                sides.destination.context,
+                sides.destination_at.namespace,
+                kept.join(", ")
+            )));
+        }
+        operator.event(Event::Finished(format!(
+            "Rolled back: {} runs in {} ({}).",
+            self.settings.name, sides.source.context, sides.source_at.namespace
+        )));
+    }
+
+    /// A forward migration lost the journal it had: nothing is decided without it.
+    fn journal_disappeared(&self, operator: &dyn Operator) -> Error {
+        Error::Unsafe {
+            reason: format!(
+                "the migration journal {} disappeared from {}",
+                journal::object_name(&self.settings.name),
+                self.executor.sides.destination.context
+            ),
+            resume: operator.resume_command(),
+        }
+    }
+
+    /// With --step, asks before a move; a pause or a no stops the run resumably.
+    fn ask_before_move(
+        &self,
+        step: &Step,
+        moves: usize,
+        operator: &mut dyn Operator,
+    ) -> Result<()> {
+        let description = step.describe(&self.executor.sides.names);
+        match operator.before_move(&description, moves) {
+            Ok(StepGate::Go) => Ok(()),
+            Ok(StepGate::Pause) => Err(self.stopped("paused after one step (--step)", operator)),
+            Err(Error::Cancelled(_)) => {
+                Err(self.stopped("stopped before the next ordinal (--step)", operator))
+            }
+            Err(other) => Err(other),
         }
     }
 
