@@ -1,7 +1,9 @@
 //! `failure-policy explain`: a live Job read from its cluster, and the pure explanation of it:
 //! each failed pod's matched rule, how close the Job is to each limit, and what the next failure
 //! of each common kind would do.
-use k8s_openapi::api::batch::v1::Job;
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::batch::v1::{Job, JobCondition, JobStatus};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::ListParams;
@@ -106,6 +108,73 @@ pub fn explain_job(
     now: u64,
 ) -> report::ExplainReport {
     let status = job.status.clone().unwrap_or_default();
+    let pods = oldest_first(pods);
+    let failed_pods = failed_pod_lines(&pods, model, sem);
+    let failed = status.failed.unwrap_or(0);
+    let succeeded = status.succeeded.unwrap_or(0);
+    // The controller writes these; what cannot be read counts as none.
+    let intervals = |text: Option<&str>| {
+        text.and_then(|t| model::parse_intervals(t).ok())
+            .unwrap_or_default()
+    };
+    let failed_indexes = intervals(status.failed_indexes.as_deref());
+    let succeeded_indexes = intervals(status.completed_indexes.as_deref());
+    let (index_failures, index_ignored) = index_counts(&pods, &failed_pods);
+    let start_time = status.start_time.as_ref().map(|t| t.0.as_second() as u64);
+    let elapsed = start_time.map(|s| now.saturating_sub(s)).unwrap_or(0);
+    let conditions = JobConditions::of(&status);
+    // The index still running that is closest to its per-index limit (the lowest of equals):
+    // the limits line and the predictions are both about it.
+    let next_index = model.indexed.then(|| {
+        let active = |i: &i32| !failed_indexes.contains(i) && !succeeded_indexes.contains(i);
+        (0..model.completions.unwrap_or(0))
+            .filter(active)
+            .max_by_key(|i| (index_failures.get(i).copied().unwrap_or(0), -i))
+            .unwrap_or(0)
+    });
+    let limits = limits(
+        model,
+        failed,
+        elapsed,
+        next_index,
+        &index_failures,
+        &failed_indexes,
+    );
+    // A finished Job has no next failure.
+    let next = if conditions.finished.is_some() {
+        Vec::new()
+    } else {
+        let start = Start {
+            failed,
+            succeeded,
+            index_failures,
+            index_ignored,
+            failed_indexes,
+            succeeded_indexes,
+            recent_failures: 0,
+            elapsed_seconds: 0,
+        };
+        next_failures(model, sem, &start, next_index)
+    };
+    report::ExplainReport {
+        schema_version: 3,
+        job: format!("{}/{}", model.namespace, model.name),
+        kubernetes_version: format!("1.{}", sem.minor),
+        finished: conditions.finished,
+        ending: conditions.ending,
+        conditions: conditions.lines,
+        changing: false,
+        failed,
+        succeeded,
+        failed_indexes: status.failed_indexes.clone(),
+        failed_pods,
+        limits,
+        next,
+    }
+}
+
+/// The pods in the order the controller made them (by name within a second).
+fn oldest_first(pods: &[Pod]) -> Vec<&Pod> {
     let mut pods: Vec<&Pod> = pods.iter().collect();
     pods.sort_by_key(|p| {
         (
@@ -117,77 +186,80 @@ pub fn explain_job(
             p.metadata.name.clone(),
         )
     });
-    let index_of = |p: &Pod| -> Option<i32> {
-        p.metadata
-            .annotations
-            .as_ref()
-            .and_then(|a| a.get("batch.kubernetes.io/job-completion-index"))
-            .and_then(|v| v.parse().ok())
+    pods
+}
+
+/// The completion index of a pod of an Indexed Job.
+fn index_of(p: &Pod) -> Option<i32> {
+    p.metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get("batch.kubernetes.io/job-completion-index"))
+        .and_then(|v| v.parse().ok())
+}
+
+/// Each failed pod, with the rule of the pod failure policy it matches.
+fn failed_pod_lines(
+    pods: &[&Pod],
+    model: &JobModel,
+    sem: &Semantics,
+) -> Vec<report::FailedPodLine> {
+    let exit_codes = |containers: &[model::ContainerState]| {
+        containers
+            .iter()
+            .filter_map(|c| c.exit_code.map(|code| (c.name.clone(), code)))
+            .collect()
     };
-    let mut failed_pods = Vec::new();
-    for p in &pods {
-        let phase = p
-            .status
-            .as_ref()
-            .and_then(|s| s.phase.clone())
-            .unwrap_or_default();
-        if phase != "Failed" {
-            continue;
-        }
-        let pod = FailedPod::from_pod(p);
-        let m = engine::match_policy(
-            model.pod_failure_policy.as_deref(),
-            &pod,
-            &model.namespace,
-            sem,
-        );
-        let exit_codes = |containers: &[model::ContainerState]| {
-            containers
-                .iter()
-                .filter_map(|c| c.exit_code.map(|code| (c.name.clone(), code)))
-                .collect()
-        };
-        failed_pods.push(report::FailedPodLine {
-            pod: pod.name.clone(),
-            index: index_of(p),
-            exit_codes: exit_codes(&pod.containers),
-            init_exit_codes: exit_codes(&pod.init_containers),
-            conditions: pod
-                .conditions
-                .iter()
-                // False ones too: a rule can match a condition's False status.
-                .filter(|c| {
-                    ![
-                        "Ready",
-                        "ContainersReady",
-                        "Initialized",
-                        "PodScheduled",
-                        "PodReadyToStartContainers",
-                    ]
-                    .contains(&c.type_.as_str())
-                })
-                .cloned()
-                .collect(),
-            policy: m,
-        });
-    }
-    let failed = status.failed.unwrap_or(0);
-    let succeeded = status.succeeded.unwrap_or(0);
-    // The controller writes these; what cannot be read counts as none.
-    let intervals = |text: Option<&str>| {
-        text.and_then(|t| model::parse_intervals(t).ok())
-            .unwrap_or_default()
-    };
-    let failed_indexes = intervals(status.failed_indexes.as_deref());
-    let succeeded_indexes = intervals(status.completed_indexes.as_deref());
-    let mut index_failures = std::collections::BTreeMap::new();
-    let mut index_ignored = std::collections::BTreeMap::new();
-    for p in &pods {
+    pods.iter()
+        .filter(|p| p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed"))
+        .map(|p| {
+            let pod = FailedPod::from_pod(p);
+            let policy = engine::match_policy(
+                model.pod_failure_policy.as_deref(),
+                &pod,
+                &model.namespace,
+                sem,
+            );
+            report::FailedPodLine {
+                pod: pod.name.clone(),
+                index: index_of(p),
+                exit_codes: exit_codes(&pod.containers),
+                init_exit_codes: exit_codes(&pod.init_containers),
+                conditions: pod
+                    .conditions
+                    .iter()
+                    // False ones too: a rule can match a condition's False status.
+                    .filter(|c| {
+                        ![
+                            "Ready",
+                            "ContainersReady",
+                            "Initialized",
+                            "PodScheduled",
+                            "PodReadyToStartContainers",
+                        ]
+                        .contains(&c.type_.as_str())
+                    })
+                    .cloned()
+                    .collect(),
+                policy,
+            }
+        })
+        .collect()
+}
+
+/// Per index, the failures counted against backoffLimitPerIndex and those ignored, as the pods'
+/// annotations say. The newest pod of an index carries that index's counts so far; a failed pod
+/// adds its own failure to the count it belongs to.
+fn index_counts(
+    pods: &[&Pod],
+    failed_pods: &[report::FailedPodLine],
+) -> (BTreeMap<i32, i32>, BTreeMap<i32, i32>) {
+    let mut index_failures = BTreeMap::new();
+    let mut index_ignored = BTreeMap::new();
+    for p in pods {
         let (Some(i), Some(a)) = (index_of(p), p.metadata.annotations.as_ref()) else {
             continue;
         };
-        // The newest pod of an index carries that index's counts so far; a failed pod adds its
-        // own failure to the count it belongs to.
         let phase_failed = p.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Failed");
         let counted = failed_pods
             .iter()
@@ -211,35 +283,58 @@ pub fn explain_job(
             }
         }
     }
-    let start_time = status.start_time.as_ref().map(|t| t.0.as_second() as u64);
-    let elapsed = start_time.map(|s| now.saturating_sub(s)).unwrap_or(0);
-    let true_conditions: Vec<&k8s_openapi::api::batch::v1::JobCondition> = status
-        .conditions
-        .iter()
-        .flatten()
-        .filter(|c| c.status == "True")
-        .collect();
-    let describe = |c: &k8s_openapi::api::batch::v1::JobCondition| {
-        format!("{} ({})", c.type_, c.reason.clone().unwrap_or_default())
-    };
-    // Failed/Complete end the Job; FailureTarget/SuccessCriteriaMet say it is ending (pods
-    // still terminating). The final condition names the Job's state when both are there.
-    let finished = true_conditions
-        .iter()
-        .find(|c| ["Failed", "Complete"].contains(&c.type_.as_str()))
-        .map(|c| describe(c));
-    let ending = true_conditions
-        .iter()
-        .find(|c| ["FailureTarget", "SuccessCriteriaMet"].contains(&c.type_.as_str()))
-        .map(|c| describe(c));
-    let conditions = true_conditions
-        .iter()
-        .map(|c| report::JobConditionLine {
-            type_: c.type_.clone(),
-            reason: c.reason.clone(),
-            message: c.message.clone(),
-        })
-        .collect();
+    (index_failures, index_ignored)
+}
+
+/// The Job's conditions with status True, and what they say of its state.
+struct JobConditions {
+    /// Failed or Complete: the Job has ended.
+    finished: Option<String>,
+    /// FailureTarget or SuccessCriteriaMet: the Job is ending (pods still terminating). The
+    /// final condition names the Job's state when both are there.
+    ending: Option<String>,
+    lines: Vec<report::JobConditionLine>,
+}
+
+impl JobConditions {
+    fn of(status: &JobStatus) -> JobConditions {
+        let true_conditions: Vec<&JobCondition> = status
+            .conditions
+            .iter()
+            .flatten()
+            .filter(|c| c.status == "True")
+            .collect();
+        let first_of = |types: [&str; 2]| {
+            true_conditions
+                .iter()
+                .find(|c| types.contains(&c.type_.as_str()))
+                .map(|c| format!("{} ({})", c.type_, c.reason.clone().unwrap_or_default()))
+        };
+        JobConditions {
+            finished: first_of(["Failed", "Complete"]),
+            ending: first_of(["FailureTarget", "SuccessCriteriaMet"]),
+            lines: true_conditions
+                .iter()
+                .map(|c| report::JobConditionLine {
+                    type_: c.type_.clone(),
+                    reason: c.reason.clone(),
+                    message: c.message.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// How close the Job is to each of its limits: backoffLimit, then (for `next_index`, the index
+/// closest to it) backoffLimitPerIndex with maxFailedIndexes, then activeDeadlineSeconds.
+fn limits(
+    model: &JobModel,
+    failed: i32,
+    elapsed: u64,
+    next_index: Option<i32>,
+    index_failures: &BTreeMap<i32, i32>,
+    failed_indexes: &BTreeSet<i32>,
+) -> Vec<report::Limit> {
     let mut limits = vec![report::Limit {
         limit: "backoffLimit".into(),
         value: (model.backoff_limit != i32::MAX).then_some(i64::from(model.backoff_limit)),
@@ -249,15 +344,6 @@ pub fn explain_job(
         index: None,
         indexes: None,
     }];
-    // The index still running that is closest to its per-index limit (the lowest of equals):
-    // the limits line and the predictions are both about it.
-    let active = |i: &i32| !failed_indexes.contains(i) && !succeeded_indexes.contains(i);
-    let next_index = model.indexed.then(|| {
-        (0..model.completions.unwrap_or(0))
-            .filter(active)
-            .max_by_key(|i| (index_failures.get(i).copied().unwrap_or(0), -i))
-            .unwrap_or(0)
-    });
     if let Some(per_index) = model.backoff_limit_per_index {
         let worst = next_index.map(|i| (i, index_failures.get(&i).copied().unwrap_or(0)));
         let used = worst.map_or(0, |(_, c)| c);
@@ -277,7 +363,7 @@ pub fn explain_job(
                 used: i64::from(count),
                 remaining: Some(i64::from((max - count).max(0))),
                 index: None,
-                indexes: Some(model::format_intervals(&failed_indexes)),
+                indexes: Some(model::format_intervals(failed_indexes)),
             });
         }
     }
@@ -292,16 +378,17 @@ pub fn explain_job(
             indexes: None,
         });
     }
-    let start = Start {
-        failed,
-        succeeded,
-        index_failures,
-        index_ignored,
-        failed_indexes: failed_indexes.clone(),
-        succeeded_indexes: succeeded_indexes.clone(),
-        recent_failures: 0,
-        elapsed_seconds: 0,
-    };
+    limits
+}
+
+/// What the next failure of each common kind would do, from `start` (of `next_index`, for an
+/// Indexed Job), as the controller decides it.
+fn next_failures(
+    model: &JobModel,
+    sem: &Semantics,
+    start: &Start,
+    next_index: Option<i32>,
+) -> Vec<report::NextFailure> {
     let first = model.containers.first().cloned().unwrap_or_default();
     let kinds: [(&str, FailedPod); 5] = [
         ("exit code 1", failed_with_exit(&first, 1)),
@@ -319,19 +406,13 @@ pub fn explain_job(
             disrupted("DeletionByTaintManager"),
         ),
     ];
-    // A finished Job has no next failure.
-    let kinds = if finished.is_some() {
-        Vec::new()
-    } else {
-        kinds.into()
-    };
-    let next = kinds
+    kinds
         .into_iter()
         .map(|(what, pod)| {
             let sim = engine::simulate_from(
                 model,
                 sem,
-                &start,
+                start,
                 &[Outcome {
                     index: next_index,
                     result: PodResult::Failed(pod),
@@ -340,46 +421,35 @@ pub fn explain_job(
             );
             let step = &sim.steps[0];
             let policy = step.policy.clone();
-            let verdict = if step.result == "skipped" {
-                "nothing: the Job has finished".to_string()
-            } else if let Some(c) = step.conditions_added.iter().find(|c| c.type_ == "Failed") {
-                format!("the Job fails: {} ({})", c.reason, c.message)
-            } else if step.index_failed == Some(true) {
-                format!(
-                    "index {} fails for good; the Job goes on",
-                    next_index.unwrap_or(0)
-                )
-            } else if step.counted {
-                format!(
-                    "counted ({} failed); a replacement pod follows",
-                    step.failed
-                )
-            } else {
-                "ignored (not counted); a replacement pod follows".to_string()
-            };
             report::NextFailure {
                 failure: what.to_string(),
                 index: next_index,
                 rule: policy.as_ref().and_then(|p| p.rule),
                 action: policy.map(|p| p.action).unwrap_or_default(),
-                outcome: verdict,
+                outcome: verdict(step, next_index),
             }
         })
-        .collect();
-    report::ExplainReport {
-        schema_version: 3,
-        job: format!("{}/{}", model.namespace, model.name),
-        kubernetes_version: format!("1.{}", sem.minor),
-        finished,
-        ending,
-        conditions,
-        changing: false,
-        failed,
-        succeeded,
-        failed_indexes: status.failed_indexes.clone(),
-        failed_pods,
-        limits,
-        next,
+        .collect()
+}
+
+/// What a simulated failure led to, in words.
+fn verdict(step: &engine::Step, next_index: Option<i32>) -> String {
+    if step.result == "skipped" {
+        "nothing: the Job has finished".to_string()
+    } else if let Some(c) = step.conditions_added.iter().find(|c| c.type_ == "Failed") {
+        format!("the Job fails: {} ({})", c.reason, c.message)
+    } else if step.index_failed == Some(true) {
+        format!(
+            "index {} fails for good; the Job goes on",
+            next_index.unwrap_or(0)
+        )
+    } else if step.counted {
+        format!(
+            "counted ({} failed); a replacement pod follows",
+            step.failed
+        )
+    } else {
+        "ignored (not counted); a replacement pod follows".to_string()
     }
 }
 
