@@ -325,6 +325,9 @@ struct Sim<'a> {
     /// Work-queue Jobs (completions unset): pods running. After the first success no new pod
     /// is created.
     work_queue_running: i32,
+    /// When the replacement of a failed pod is created, per index (None: the one pod of a Job
+    /// with parallelism 1), and after what delay: an outcome for that pod cannot come earlier.
+    replaced_at: BTreeMap<Option<i32>, (u64, u64)>,
 }
 
 /// Where a live Job stands, for "what would the next failure do" (explain).
@@ -353,218 +356,15 @@ pub fn simulate_from(
     start: &Start,
     outcomes: &[Outcome],
 ) -> Simulation {
-    let mut sim = Sim {
-        job,
-        sem,
-        failed: start.failed,
-        succeeded: start.succeeded,
-        indexes: BTreeMap::new(),
-        pending_indexes: 0,
-        failed_indexes: BTreeSet::new(),
-        succeeded_indexes: BTreeSet::new(),
-        index_failures: start.index_failures.clone(),
-        index_ignored: start.index_ignored.clone(),
-        backoff_failures: start.recent_failures,
-        conditions: Vec::new(),
-        finished: false,
-        now: start.elapsed_seconds,
-        pods_created: 0,
-        others_active: 0,
-        last_was_success: false,
-        work_queue_running: job.parallelism,
-    };
-    if job.indexed {
-        // Without the per-index feature the controller ignores status.failedIndexes
-        // (hasBackoffLimitPerIndex is false) and such indexes are pending again.
-        let per_index = job.backoff_limit_per_index.is_some() && sem.job_backoff_limit_per_index;
-        for i in 0..job.completions.unwrap_or(0) {
-            let state = if per_index && start.failed_indexes.contains(&i) {
-                IndexState::Failed
-            } else if start.succeeded_indexes.contains(&i) {
-                IndexState::Succeeded
-            } else {
-                IndexState::Pending
-            };
-            sim.set_index(i, state);
-        }
-    }
-    let mut steps = Vec::new();
-    // When the replacement of a failed pod is created, per index (None: the one pod of a Job
-    // with parallelism 1): an outcome for that pod cannot come earlier.
-    let mut replaced_at: BTreeMap<Option<i32>, (u64, u64)> = BTreeMap::new();
-    let one_slot = |index: Option<i32>| index.is_some() || job.parallelism == 1;
-    for (n, outcome) in outcomes.iter().enumerate() {
-        // Saturating: times past u64::MAX seconds only matter against the deadline, which
-        // they are past anyway.
-        sim.now = sim.now.saturating_add(outcome.after_seconds);
-        let mut step = Step {
-            outcome: n + 1,
-            index: outcome.index,
-            at_seconds: sim.now,
-            pod: sim.pod_name(outcome.index),
-            result: String::new(),
-            policy: None,
-            counted: false,
-            failed: sim.failed,
-            succeeded: sim.succeeded,
-            index_failures: None,
-            index_failed: None,
-            backoff_seconds: None,
-            conditions_added: Vec::new(),
-            note: None,
-            warning: None,
-        };
-        if one_slot(outcome.index)
-            && let Some((created, delay)) = replaced_at.remove(&outcome.index)
-            && sim.now < created
-        {
-            step.warning = Some(format!(
-                "outcome {} at {}s is before its pod can exist: the controller creates it at {created}s, {delay}s after the failure before (add to its after)",
-                n + 1,
-                sim.now
-            ));
-        }
-        // The deadline fires on its own, before this pod finishes.
-        sim.others_active = sim.active();
-        if !sim.finished
-            && let Some(deadline) = job.active_deadline_seconds
-            && sim.now >= deadline as u64
-        {
-            let added = sim.finish_failed(reasons::DEADLINE.0, reasons::DEADLINE.1.to_string());
-            step.conditions_added.extend(added);
-            step.note = Some(format!(
-                "the deadline passed at {deadline}s, before this pod finished"
-            ));
-        }
-        if sim.finished {
-            step.result = "skipped".into();
-            step.note
-                .get_or_insert_with(|| "the Job has already finished".into());
-            step.failed = sim.failed;
-            step.succeeded = sim.succeeded;
-            steps.push(step);
-            continue;
-        }
-        if let Some(i) = outcome.index
-            && sim.indexes.get(&i) != Some(&IndexState::Pending)
-        {
-            step.result = "skipped".into();
-            step.note = Some(match sim.indexes.get(&i) {
-                Some(IndexState::Failed) => {
-                    format!("index {i} has already failed; it is not retried")
-                }
-                Some(IndexState::Succeeded) => format!("index {i} has already succeeded"),
-                _ => match job.completions.unwrap_or(0) {
-                    0 => format!("index {i}: the Job has no indexes"),
-                    c => format!("index {i} is outside 0..{}", c - 1),
-                },
-            });
-            steps.push(step);
-            continue;
-        }
-        sim.pods_created += 1;
-        // Every slot is filled when a pod finishes (the differential harness waits for that);
-        // the pod that finishes here is no longer one of them.
-        sim.others_active = (sim.active() - 1).max(0);
-        sim.last_was_success = outcome.result == PodResult::Succeeded;
-        match &outcome.result {
-            PodResult::Succeeded => {
-                step.result = "succeeded".into();
-                sim.succeeded += 1;
-                sim.backoff_failures = 0;
-                if let Some(i) = outcome.index {
-                    sim.set_index(i, IndexState::Succeeded);
-                }
-            }
-            PodResult::Failed(pod) => {
-                step.result = "failed".into();
-                let mut pod = pod.clone();
-                pod.name = step.pod.clone();
-                let m = match_policy(job.pod_failure_policy.as_deref(), &pod, &job.namespace, sem);
-                step.counted = m.counted;
-                sim.backoff_failures += 1;
-                if m.counted {
-                    sim.failed += 1;
-                }
-                if let Some(i) = outcome.index
-                    && job.backoff_limit_per_index.is_some()
-                    && sem.job_backoff_limit_per_index
-                {
-                    let (count, ignored) = if m.counted {
-                        (
-                            *sim.index_failures
-                                .entry(i)
-                                .and_modify(|c| *c += 1)
-                                .or_insert(1),
-                            sim.index_ignored.get(&i).copied().unwrap_or(0),
-                        )
-                    } else {
-                        (
-                            sim.index_failures.get(&i).copied().unwrap_or(0),
-                            *sim.index_ignored
-                                .entry(i)
-                                .and_modify(|c| *c += 1)
-                                .or_insert(1),
-                        )
-                    };
-                    step.index_failures = Some(count);
-                    let limit = job.backoff_limit_per_index.unwrap_or(i32::MAX);
-                    let index_fails = m.action == "FailIndex" || (m.counted && count > limit);
-                    step.index_failed = Some(index_fails);
-                    if index_fails {
-                        sim.set_index(i, IndexState::Failed);
-                    } else {
-                        step.backoff_seconds = Some(backoff(sem, (count + ignored) as u32));
-                    }
-                } else {
-                    step.backoff_seconds = Some(backoff(sem, sim.backoff_failures));
-                }
-                let fail_job = m.fail_job_message.clone();
-                step.policy = Some(m);
-                if let Some(message) = fail_job {
-                    let added = sim.finish_failed(reasons::POD_FAILURE_POLICY, message);
-                    step.conditions_added.extend(added);
-                }
-            }
-        }
-        if !job.indexed && job.completions.is_none() && !sim.finished {
-            sim.work_queue_running -= 1;
-            if sim.succeeded == 0 {
-                sim.work_queue_running += 1;
-            }
-        }
-        if !sim.finished {
-            let added = sim.decide();
-            step.conditions_added.extend(added);
-        }
-        if sim.finished {
-            step.backoff_seconds = None;
-        }
-        step.failed = sim.failed;
-        step.succeeded = sim.succeeded;
-        if let Some(delay) = step.backoff_seconds
-            && one_slot(outcome.index)
-        {
-            replaced_at.insert(outcome.index, (step.at_seconds + delay, delay));
-        }
-        steps.push(step);
-    }
-    let final_status = FinalStatus {
-        conditions: sim.conditions.clone(),
-        failed: sim.failed,
-        succeeded: sim.succeeded,
-        failed_indexes: (job.indexed
-            && job.backoff_limit_per_index.is_some()
-            && sem.job_backoff_limit_per_index)
-            .then(|| format_intervals(&sim.failed_indexes)),
-        completed_indexes: job
-            .indexed
-            .then(|| format_intervals(&sim.succeeded_indexes)),
-        active: if sim.finished { 0 } else { sim.active() },
-    };
+    let mut sim = Sim::new(job, sem, start);
+    let steps = outcomes
+        .iter()
+        .enumerate()
+        .map(|(n, outcome)| sim.apply(n + 1, outcome))
+        .collect();
     Simulation {
         steps,
-        final_status,
+        final_status: sim.final_status(),
     }
 }
 
@@ -577,6 +377,254 @@ pub fn backoff(sem: &Semantics, failures: u32) -> u64 {
     sem.backoff_base_seconds
         .saturating_mul(1u64 << exponent)
         .min(sem.backoff_cap_seconds)
+}
+
+impl<'a> Sim<'a> {
+    fn new(job: &'a JobModel, sem: &'a Semantics, start: &Start) -> Sim<'a> {
+        let mut sim = Sim {
+            job,
+            sem,
+            failed: start.failed,
+            succeeded: start.succeeded,
+            indexes: BTreeMap::new(),
+            pending_indexes: 0,
+            failed_indexes: BTreeSet::new(),
+            succeeded_indexes: BTreeSet::new(),
+            index_failures: start.index_failures.clone(),
+            index_ignored: start.index_ignored.clone(),
+            backoff_failures: start.recent_failures,
+            conditions: Vec::new(),
+            finished: false,
+            now: start.elapsed_seconds,
+            pods_created: 0,
+            others_active: 0,
+            last_was_success: false,
+            work_queue_running: job.parallelism,
+            replaced_at: BTreeMap::new(),
+        };
+        if job.indexed {
+            // Without the per-index feature the controller ignores status.failedIndexes
+            // (hasBackoffLimitPerIndex is false) and such indexes are pending again.
+            let per_index =
+                job.backoff_limit_per_index.is_some() && sem.job_backoff_limit_per_index;
+            for i in 0..job.completions.unwrap_or(0) {
+                let state = if per_index && start.failed_indexes.contains(&i) {
+                    IndexState::Failed
+                } else if start.succeeded_indexes.contains(&i) {
+                    IndexState::Succeeded
+                } else {
+                    IndexState::Pending
+                };
+                sim.set_index(i, state);
+            }
+        }
+        sim
+    }
+
+    /// Whether outcomes for `index` are for one pod at a time, whose replacement is timed.
+    fn one_slot(&self, index: Option<i32>) -> bool {
+        index.is_some() || self.job.parallelism == 1
+    }
+
+    /// The `number`-th outcome of the scenario (from 1), as the controller takes it.
+    fn apply(&mut self, number: usize, outcome: &Outcome) -> Step {
+        // Saturating: times past u64::MAX seconds only matter against the deadline, which
+        // they are past anyway.
+        self.now = self.now.saturating_add(outcome.after_seconds);
+        let mut step = Step {
+            outcome: number,
+            index: outcome.index,
+            at_seconds: self.now,
+            pod: self.pod_name(outcome.index),
+            result: String::new(),
+            policy: None,
+            counted: false,
+            failed: self.failed,
+            succeeded: self.succeeded,
+            index_failures: None,
+            index_failed: None,
+            backoff_seconds: None,
+            conditions_added: Vec::new(),
+            note: None,
+            warning: None,
+        };
+        if self.one_slot(outcome.index)
+            && let Some((created, delay)) = self.replaced_at.remove(&outcome.index)
+            && self.now < created
+        {
+            step.warning = Some(format!(
+                "outcome {number} at {}s is before its pod can exist: the controller creates it at {created}s, {delay}s after the failure before (add to its after)",
+                self.now
+            ));
+        }
+        // The deadline fires on its own, before this pod finishes.
+        self.others_active = self.active();
+        if !self.finished
+            && let Some(deadline) = self.job.active_deadline_seconds
+            && self.now >= deadline as u64
+        {
+            let added = self.finish_failed(reasons::DEADLINE.0, reasons::DEADLINE.1.to_string());
+            step.conditions_added.extend(added);
+            step.note = Some(format!(
+                "the deadline passed at {deadline}s, before this pod finished"
+            ));
+        }
+        if self.finished {
+            step.result = "skipped".into();
+            step.note
+                .get_or_insert_with(|| "the Job has already finished".into());
+            step.failed = self.failed;
+            step.succeeded = self.succeeded;
+            return step;
+        }
+        if let Some(note) = outcome.index.and_then(|i| self.index_finished(i)) {
+            step.result = "skipped".into();
+            step.note = Some(note);
+            return step;
+        }
+        self.pods_created += 1;
+        // Every slot is filled when a pod finishes (the differential harness waits for that);
+        // the pod that finishes here is no longer one of them.
+        self.others_active = (self.active() - 1).max(0);
+        self.last_was_success = outcome.result == PodResult::Succeeded;
+        match &outcome.result {
+            PodResult::Succeeded => self.pod_succeeded(outcome.index, &mut step),
+            PodResult::Failed(pod) => self.pod_failed(pod, outcome.index, &mut step),
+        }
+        self.after_pod(outcome.index, &mut step);
+        step
+    }
+
+    /// Why an outcome for `index` has no pod to happen to: the index is done, or not the Job's.
+    fn index_finished(&self, index: i32) -> Option<String> {
+        match self.indexes.get(&index) {
+            Some(IndexState::Pending) => None,
+            Some(IndexState::Failed) => Some(format!(
+                "index {index} has already failed; it is not retried"
+            )),
+            Some(IndexState::Succeeded) => Some(format!("index {index} has already succeeded")),
+            None => Some(match self.job.completions.unwrap_or(0) {
+                0 => format!("index {index}: the Job has no indexes"),
+                c => format!("index {index} is outside 0..{}", c - 1),
+            }),
+        }
+    }
+
+    fn pod_succeeded(&mut self, index: Option<i32>, step: &mut Step) {
+        step.result = "succeeded".into();
+        self.succeeded += 1;
+        self.backoff_failures = 0;
+        if let Some(i) = index {
+            self.set_index(i, IndexState::Succeeded);
+        }
+    }
+
+    /// A pod failed: the pod failure policy decides whether it counts; the index or the Job
+    /// may fail with it, or a replacement follows after a backoff.
+    fn pod_failed(&mut self, pod: &FailedPod, index: Option<i32>, step: &mut Step) {
+        let (job, sem) = (self.job, self.sem);
+        step.result = "failed".into();
+        let mut pod = pod.clone();
+        pod.name = step.pod.clone();
+        let m = match_policy(job.pod_failure_policy.as_deref(), &pod, &job.namespace, sem);
+        step.counted = m.counted;
+        self.backoff_failures += 1;
+        if m.counted {
+            self.failed += 1;
+        }
+        if let Some(i) = index
+            && job.backoff_limit_per_index.is_some()
+            && sem.job_backoff_limit_per_index
+        {
+            self.index_failed(i, &m, step);
+        } else {
+            step.backoff_seconds = Some(backoff(sem, self.backoff_failures));
+        }
+        let fail_job = m.fail_job_message.clone();
+        step.policy = Some(m);
+        if let Some(message) = fail_job {
+            let added = self.finish_failed(reasons::POD_FAILURE_POLICY, message);
+            step.conditions_added.extend(added);
+        }
+    }
+
+    /// A pod of index `i` failed, with backoffLimitPerIndex: the index's counts, and whether
+    /// the index fails for good.
+    fn index_failed(&mut self, i: i32, m: &PolicyMatch, step: &mut Step) {
+        let (count, ignored) = if m.counted {
+            (
+                *self
+                    .index_failures
+                    .entry(i)
+                    .and_modify(|c| *c += 1)
+                    .or_insert(1),
+                self.index_ignored.get(&i).copied().unwrap_or(0),
+            )
+        } else {
+            (
+                self.index_failures.get(&i).copied().unwrap_or(0),
+                *self
+                    .index_ignored
+                    .entry(i)
+                    .and_modify(|c| *c += 1)
+                    .or_insert(1),
+            )
+        };
+        step.index_failures = Some(count);
+        let limit = self.job.backoff_limit_per_index.unwrap_or(i32::MAX);
+        let index_fails = m.action == "FailIndex" || (m.counted && count > limit);
+        step.index_failed = Some(index_fails);
+        if index_fails {
+            self.set_index(i, IndexState::Failed);
+        } else {
+            step.backoff_seconds = Some(backoff(self.sem, (count + ignored) as u32));
+        }
+    }
+
+    /// After a pod finished: the controller's decision on the Job, and when the replacement
+    /// comes.
+    fn after_pod(&mut self, index: Option<i32>, step: &mut Step) {
+        let job = self.job;
+        if !job.indexed && job.completions.is_none() && !self.finished {
+            self.work_queue_running -= 1;
+            if self.succeeded == 0 {
+                self.work_queue_running += 1;
+            }
+        }
+        if !self.finished {
+            let added = self.decide();
+            step.conditions_added.extend(added);
+        }
+        if self.finished {
+            step.backoff_seconds = None;
+        }
+        step.failed = self.failed;
+        step.succeeded = self.succeeded;
+        if let Some(delay) = step.backoff_seconds
+            && self.one_slot(index)
+        {
+            self.replaced_at
+                .insert(index, (step.at_seconds + delay, delay));
+        }
+    }
+
+    /// The Job's status after the last outcome.
+    fn final_status(&self) -> FinalStatus {
+        let (job, sem) = (self.job, self.sem);
+        FinalStatus {
+            conditions: self.conditions.clone(),
+            failed: self.failed,
+            succeeded: self.succeeded,
+            failed_indexes: (job.indexed
+                && job.backoff_limit_per_index.is_some()
+                && sem.job_backoff_limit_per_index)
+                .then(|| format_intervals(&self.failed_indexes)),
+            completed_indexes: job
+                .indexed
+                .then(|| format_intervals(&self.succeeded_indexes)),
+            active: if self.finished { 0 } else { self.active() },
+        }
+    }
 }
 
 impl Sim<'_> {
