@@ -440,137 +440,15 @@ pub fn validate(job: &Job) -> Vec<Problem> {
     let mut e = Errors(Vec::new());
     let empty = JobSpec::default();
     let spec = job.spec.as_ref().unwrap_or(&empty);
-    // SetDefaults_Job.
-    let (completions, parallelism) = match (spec.completions, spec.parallelism) {
-        (None, None) => (Some(1), Some(1)),
-        (c, p) => (c, Some(p.unwrap_or(1))),
-    };
-    let mode = spec.completion_mode.as_deref().unwrap_or("NonIndexed");
-    let indexed = mode == "Indexed";
-    let per_index = spec.backoff_limit_per_index;
-    let max_failed = spec.max_failed_indexes;
-
-    e.non_negative("spec.parallelism", parallelism.map(i64::from));
-    e.non_negative("spec.completions", completions.map(i64::from));
-    e.non_negative("spec.activeDeadlineSeconds", spec.active_deadline_seconds);
-    e.non_negative("spec.backoffLimit", spec.backoff_limit.map(i64::from));
-    e.non_negative(
-        "spec.ttlSecondsAfterFinished",
-        spec.ttl_seconds_after_finished.map(i64::from),
-    );
-    e.non_negative("spec.backoffLimitPerIndex", per_index.map(i64::from));
-    if let Some(m) = max_failed {
-        e.non_negative("spec.maxFailedIndexes", Some(i64::from(m)));
-        if per_index.is_none() {
-            e.required(
-                "spec.backoffLimitPerIndex",
-                "when maxFailedIndexes is specified",
-            );
-        }
-    }
-    if let Some(by) = &spec.managed_by {
-        validate_domain_prefixed_path("spec.managedBy", by, &mut e);
-        if by.len() > MAX_MANAGED_BY_LENGTH {
-            e.too_long("spec.managedBy", MAX_MANAGED_BY_LENGTH);
-        }
-    }
-
-    if mode != "NonIndexed" && !indexed {
-        e.not_supported(
-            "spec.completionMode",
-            &go_json_string(mode),
-            &COMPLETION_MODES,
-        );
-    }
-    if indexed {
-        if completions.is_none() {
-            e.required("spec.completions", "when completion mode is Indexed");
-        }
-        if let Some(p) = parallelism
-            && p > MAX_PARALLELISM_FOR_INDEXED
-        {
-            e.invalid(
-                "spec.parallelism",
-                &p.to_string(),
-                &format!(
-                    "must be less than or equal to {MAX_PARALLELISM_FOR_INDEXED} when completion mode is Indexed"
-                ),
-            );
-        }
-        if let (Some(c), Some(m)) = (completions, max_failed)
-            && m > c
-        {
-            e.invalid(
-                "spec.maxFailedIndexes",
-                &m.to_string(),
-                "must be less than or equal to completions",
-            );
-        }
-        if let Some(m) = max_failed
-            && m > MAX_FAILED_INDEXES_FOR_INDEXED
-        {
-            e.invalid(
-                "spec.maxFailedIndexes",
-                &m.to_string(),
-                &format!("must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED}"),
-            );
-        }
-        if completions.is_some_and(|c| c > COMPLETIONS_SOFT_LIMIT) && per_index.is_some() {
-            if max_failed.is_none() {
-                e.required(
-                    "spec.maxFailedIndexes",
-                    &format!(
-                        "must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"
-                    ),
-                );
-            }
-            if let Some(p) = parallelism
-                && p > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS
-            {
-                e.invalid(
-                    "spec.parallelism",
-                    &p.to_string(),
-                    &format!(
-                        "must be less than or equal to {PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
-                    ),
-                );
-            }
-            if let Some(m) = max_failed
-                && m > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS
-            {
-                e.invalid(
-                    "spec.maxFailedIndexes",
-                    &m.to_string(),
-                    &format!(
-                        "must be less than or equal to {MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
-                    ),
-                );
-            }
-        }
-    }
-    if mode == "NonIndexed" {
-        if let Some(b) = per_index {
-            e.invalid(
-                "spec.backoffLimitPerIndex",
-                &b.to_string(),
-                "requires indexed completion mode",
-            );
-        }
-        if let Some(m) = max_failed {
-            e.invalid(
-                "spec.maxFailedIndexes",
-                &m.to_string(),
-                "requires indexed completion mode",
-            );
-        }
-    }
-
+    let d = Defaulted::of(spec);
+    validate_counts(spec, &d, &mut e);
+    validate_completion_mode(spec, &d, &mut e);
     if let Some(policy) = &spec.pod_failure_policy {
         validate_pod_failure_policy(spec, policy, &mut e);
     }
     if let Some(policy) = &spec.success_policy {
-        if indexed {
-            validate_success_policy(policy, completions, &mut e);
+        if d.indexed {
+            validate_success_policy(policy, d.completions, &mut e);
         } else {
             e.invalid(
                 "spec.successPolicy",
@@ -582,9 +460,170 @@ pub fn validate(job: &Job) -> Vec<Problem> {
     validate_replacement_policy(spec, &mut e);
     // (Here the server validates the pod template itself; not done here.)
     validate_restart_policy(spec, &mut e);
+    validate_pod_hostnames(job, &d, &mut e);
+    e.0
+}
 
-    // ValidateJob, after the spec: the longest pod hostname of an Indexed Job.
-    if let (true, Some(c), Some(name)) = (indexed, completions, job.metadata.name.as_deref())
+/// What the validation reads of a spec after SetDefaults_Job.
+struct Defaulted<'a> {
+    completions: Option<i32>,
+    parallelism: Option<i32>,
+    /// completionMode, NonIndexed when unset.
+    mode: &'a str,
+    indexed: bool,
+}
+
+impl Defaulted<'_> {
+    fn of(spec: &JobSpec) -> Defaulted<'_> {
+        let (completions, parallelism) = match (spec.completions, spec.parallelism) {
+            (None, None) => (Some(1), Some(1)),
+            (c, p) => (c, Some(p.unwrap_or(1))),
+        };
+        let mode = spec.completion_mode.as_deref().unwrap_or("NonIndexed");
+        Defaulted {
+            completions,
+            parallelism,
+            mode,
+            indexed: mode == "Indexed",
+        }
+    }
+}
+
+/// The counts and limits that must not be negative (maxFailedIndexes only with
+/// backoffLimitPerIndex), and managedBy.
+fn validate_counts(spec: &JobSpec, d: &Defaulted<'_>, e: &mut Errors) {
+    let per_index = spec.backoff_limit_per_index;
+    e.non_negative("spec.parallelism", d.parallelism.map(i64::from));
+    e.non_negative("spec.completions", d.completions.map(i64::from));
+    e.non_negative("spec.activeDeadlineSeconds", spec.active_deadline_seconds);
+    e.non_negative("spec.backoffLimit", spec.backoff_limit.map(i64::from));
+    e.non_negative(
+        "spec.ttlSecondsAfterFinished",
+        spec.ttl_seconds_after_finished.map(i64::from),
+    );
+    e.non_negative("spec.backoffLimitPerIndex", per_index.map(i64::from));
+    if let Some(m) = spec.max_failed_indexes {
+        e.non_negative("spec.maxFailedIndexes", Some(i64::from(m)));
+        if per_index.is_none() {
+            e.required(
+                "spec.backoffLimitPerIndex",
+                "when maxFailedIndexes is specified",
+            );
+        }
+    }
+    if let Some(by) = &spec.managed_by {
+        validate_domain_prefixed_path("spec.managedBy", by, e);
+        if by.len() > MAX_MANAGED_BY_LENGTH {
+            e.too_long("spec.managedBy", MAX_MANAGED_BY_LENGTH);
+        }
+    }
+}
+
+/// completionMode, and the fields only one mode allows.
+fn validate_completion_mode(spec: &JobSpec, d: &Defaulted<'_>, e: &mut Errors) {
+    if d.mode != "NonIndexed" && !d.indexed {
+        e.not_supported(
+            "spec.completionMode",
+            &go_json_string(d.mode),
+            &COMPLETION_MODES,
+        );
+    }
+    if d.indexed {
+        validate_indexed(spec, d, e);
+    }
+    if d.mode == "NonIndexed" {
+        if let Some(b) = spec.backoff_limit_per_index {
+            e.invalid(
+                "spec.backoffLimitPerIndex",
+                &b.to_string(),
+                "requires indexed completion mode",
+            );
+        }
+        if let Some(m) = spec.max_failed_indexes {
+            e.invalid(
+                "spec.maxFailedIndexes",
+                &m.to_string(),
+                "requires indexed completion mode",
+            );
+        }
+    }
+}
+
+/// An Indexed Job's limits on completions, parallelism and failed indexes (tighter above
+/// the soft limit of completions with a backoff limit per index).
+fn validate_indexed(spec: &JobSpec, d: &Defaulted<'_>, e: &mut Errors) {
+    let (completions, parallelism) = (d.completions, d.parallelism);
+    let max_failed = spec.max_failed_indexes;
+    if completions.is_none() {
+        e.required("spec.completions", "when completion mode is Indexed");
+    }
+    if let Some(p) = parallelism
+        && p > MAX_PARALLELISM_FOR_INDEXED
+    {
+        e.invalid(
+            "spec.parallelism",
+            &p.to_string(),
+            &format!(
+                "must be less than or equal to {MAX_PARALLELISM_FOR_INDEXED} when completion mode is Indexed"
+            ),
+        );
+    }
+    if let (Some(c), Some(m)) = (completions, max_failed)
+        && m > c
+    {
+        e.invalid(
+            "spec.maxFailedIndexes",
+            &m.to_string(),
+            "must be less than or equal to completions",
+        );
+    }
+    if let Some(m) = max_failed
+        && m > MAX_FAILED_INDEXES_FOR_INDEXED
+    {
+        e.invalid(
+            "spec.maxFailedIndexes",
+            &m.to_string(),
+            &format!("must be less than or equal to {MAX_FAILED_INDEXES_FOR_INDEXED}"),
+        );
+    }
+    if !(completions.is_some_and(|c| c > COMPLETIONS_SOFT_LIMIT)
+        && spec.backoff_limit_per_index.is_some())
+    {
+        return;
+    }
+    if max_failed.is_none() {
+        e.required(
+            "spec.maxFailedIndexes",
+            &format!("must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"),
+        );
+    }
+    if let Some(p) = parallelism
+        && p > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS
+    {
+        e.invalid(
+            "spec.parallelism",
+            &p.to_string(),
+            &format!(
+                "must be less than or equal to {PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+            ),
+        );
+    }
+    if let Some(m) = max_failed
+        && m > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS
+    {
+        e.invalid(
+            "spec.maxFailedIndexes",
+            &m.to_string(),
+            &format!(
+                "must be less than or equal to {MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index"
+            ),
+        );
+    }
+}
+
+/// ValidateJob, after the spec: the longest pod hostname of an Indexed Job.
+fn validate_pod_hostnames(job: &Job, d: &Defaulted<'_>, e: &mut Errors) {
+    if let (true, Some(c), Some(name)) = (d.indexed, d.completions, job.metadata.name.as_deref())
         && c > 0
     {
         let hostname = format!("{name}-{}", c - 1);
@@ -596,7 +635,6 @@ pub fn validate(job: &Job) -> Vec<Problem> {
             );
         }
     }
-    e.0
 }
 
 fn validate_restart_policy(spec: &JobSpec, e: &mut Errors) {
