@@ -29,6 +29,13 @@ step "building the YAML truth helper: kubectl's YAML-to-JSON (cached after the f
 export KM_YAML_TRUTH
 KM_YAML_TRUTH=$(tests/yamltruth/build.sh)
 
+# Both lock files must be current before the long run: a stale fuzz/Cargo.lock would otherwise
+# fail only at the end, after every test has run.
+step "the lock files are current (Cargo.lock, fuzz/Cargo.lock)"
+for manifest in Cargo.toml fuzz/Cargo.toml; do
+  cargo metadata --locked --format-version 1 --manifest-path "$manifest" >/dev/null ||
+    { echo "scripts/test.sh: ${manifest%Cargo.toml}Cargo.lock is stale: run cargo update -w --manifest-path $manifest and commit it" >&2; exit 1; }
+done
 step "cargo fmt --check"
 cargo fmt --check
 step "cargo clippy --all-targets -- -D warnings"
