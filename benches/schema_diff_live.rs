@@ -27,7 +27,7 @@
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it.
 #[allow(dead_code)] // only the release download and its checks are used here
-#[path = "../tests/support/real_world.rs"]
+#[path = "../tests/suite/support/real_world.rs"]
 mod real_world;
 
 use std::fmt::Write as _;

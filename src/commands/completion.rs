@@ -1,7 +1,7 @@
 //! Shell completions, kubectl plugin completion and man pages, all generated from the clap
 //! definitions (and [`help`], the exit codes and examples that `--help` shows too) so that they
 //! cannot drift from the real flags. The committed copies in
-//! `completions/` and `man/` are checked by `tests/generated_files.rs`.
+//! `completions/` and `man/` are checked by `tests/suite/generated_files.rs`.
 use std::ffi::OsString;
 
 use std::io::Write;

@@ -10,7 +10,7 @@
 //! The syntax is granit-parser's (the event layer under serde-saphyr): this module owns only
 //! what sigs.k8s.io/yaml decides differently, [`resolve_plain`] and the key conversion, and
 //! builds the documents without recursion, so nesting is bounded by [`MAX_DEPTH`] rather than
-//! by the stack. `tests/yaml_truth.rs` holds it to the real library.
+//! by the stack. `tests/suite/yaml_truth.rs` holds it to the real library.
 use std::borrow::Cow;
 use std::collections::HashMap;
 

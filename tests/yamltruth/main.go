@@ -5,7 +5,7 @@
 // numbers as int64, others as float64) and written out again with encoding/json. A document
 // kubectl would refuse makes it exit 1 with the reason on stderr.
 //
-// A test helper of kubectl-migrate (tests/yaml_truth.rs), built by tests/yamltruth/build.sh.
+// A test helper of kubectl-migrate (tests/suite/yaml_truth.rs), built by tests/yamltruth/build.sh.
 package main
 
 import (

@@ -2,7 +2,7 @@
 //! and version, run on a pseudo-terminal with colour on and rendered by a terminal emulator at
 //! 80, 100, 120 and 200 columns. A row is one line, the cells people scan for are whole, and
 //! colour never moves anything (the same screen comes out with --color never).
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

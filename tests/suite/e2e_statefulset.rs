@@ -1,7 +1,7 @@
 //! `kubectl migrate statefulset` against the real local clusters: migrations with both pod
 //! management policies under a split-brain observer, crashes at every step boundary and at random
 //! points, drift, rollback, status, cleanup, events and health checks.
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

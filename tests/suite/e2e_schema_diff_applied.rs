@@ -2,7 +2,7 @@
 //! the very files they came from: read as kubectl sends them, a file and the cluster it was
 //! applied to give no findings at all. The older releases go to km-b, the newer to km-c (two
 //! releases of one CRD cannot share a cluster: a newer one may drop a stored version).
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command as Process;

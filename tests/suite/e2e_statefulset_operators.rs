@@ -8,7 +8,7 @@
 //! observer watches every one of them.
 //!
 //! One test stops km-b's apiserver; it takes the clusters for itself, the others share them.
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -9,7 +9,7 @@
 //!
 //! Paths below are the tool's: `[*]` is an array's items, and a `required` change is reported
 //! at the property it concerns (`.spec.podMetricsEndpoints`, not `.spec`).
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

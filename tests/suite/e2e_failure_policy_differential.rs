@@ -1,5 +1,5 @@
 //! The differential test: every scenario of `tests/data/failure-policy/` runs against the real
-//! Job controller of the local cluster km-c (see tests/support/jobs.rs for how pods are held,
+//! Job controller of the local cluster km-c (see support/jobs.rs for how pods are held,
 //! failed and succeeded) and through the simulator, and the two must agree exactly: the Job's
 //! conditions (type, status, reason, message), status.failed, succeeded, failedIndexes and
 //! completedIndexes, which outcomes were skipped because the Job had finished, and the counters
@@ -10,7 +10,7 @@
 //! Environment: KM_FP_ONLY=a,b (run only scenario files whose name contains one of these; the
 //! result then goes to target/failure-policy-observed.partial.json), KM_FP_CONCURRENCY (default
 //! 10 scenarios at a time), KM_FP_KEEP_NAMESPACES (keep the namespaces for debugging).
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

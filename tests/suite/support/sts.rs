@@ -1,6 +1,5 @@
 //! Helpers for the statefulset migration tests: sample sets, running the plugin, an observer
 //! that watches both clusters for split brain, and snapshots that prove nothing changed.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,6 +23,7 @@ pub struct Pair {
     pub a: Client,
     pub b: Client,
     pub ns_a: TestNamespace,
+    #[allow(dead_code)] // held for its Drop, which deletes the namespace
     pub ns_b: TestNamespace,
 }
 

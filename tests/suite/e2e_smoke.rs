@@ -1,7 +1,7 @@
 //! Proves that the local clusters are real: the StatefulSet controller, the PV binder, the Job
 //! controller and kubectl's plugin mechanism all do their real work. Fails when the clusters are
-//! absent (see tests/support).
-mod support;
+//! absent (see support/).
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

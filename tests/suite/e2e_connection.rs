@@ -1,7 +1,7 @@
 //! The shared cluster-connection layer against the real local clusters: contexts from a merged
 //! KUBECONFIG or separate files, exec credential plugins, missing contexts and dead servers, and
 //! every failure on the way to a cluster said in kubectl's words, never in Rust debug text.
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::net::TcpListener;

@@ -4,7 +4,7 @@
 //! Other tests schedule pods on these clusters at the same time, so the shared nodes are never
 //! tainted or relabelled: the refusals use labels only source nodes have, and the taint case
 //! uses nodes of its own that only its pods select.
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! event and nothing else does; an API server outage gives `source-lost`/`source-back` and the
 //! change made around it is reported; the gate (`--exit-on`), the hook, the metrics endpoint
 //! and the LCD files are checked from outside, as a runbook would use them.
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;

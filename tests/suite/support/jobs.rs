@@ -51,7 +51,6 @@
 //!
 //! Messages that name a pod are normalised: `<namespace>/<pod:K>` where K is the position of the
 //! outcome that targeted that pod in `scenario.outcomes`.
-#![allow(dead_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

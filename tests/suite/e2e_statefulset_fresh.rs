@@ -1,7 +1,7 @@
 //! `--volumes=fresh` on the real local clusters: the destination's pods get new claims bound to
 //! PVs of the destination's own pool, the source's claims and PVs stay as they were (Retain)
 //! through SIGKILLs at random points, and a rollback gives every ordinal its original claims.
-mod support;
+use crate::support;
 
 use support::sts::{Pair, SplitBrainObserver, kill_at_random_points, migrate, run, stderr};
 

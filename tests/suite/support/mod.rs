@@ -1,7 +1,6 @@
 //! Helpers for tests that drive the real local clusters started by `tests/cluster/start.sh`
 //! (through `scripts/test.sh`). When the clusters are missing these helpers panic with a message
 //! that says how to start them: a cluster test never skips silently.
-#![allow(dead_code)] // each test binary uses a different subset
 
 pub mod jobs;
 pub mod pty;

@@ -7,7 +7,7 @@
 //!
 //! The expected messages below are written out in full: they are what the server answered when
 //! the table was written, and the cluster test re-checks them against the server on every run.
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,6 @@
 //! Bad input for `kubectl migrate statefulset`: each case gives a clear message and its
 //! documented exit code, and the clusters are provably unchanged (everything but status compared).
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! retries through the outage or stops resumably with a clear message; either way the next run
 //! completes and no ordinal ever runs in both clusters. (Its own test binary, so that the outage
 //! does not disturb other tests.)
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

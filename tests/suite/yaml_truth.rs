@@ -7,7 +7,7 @@
 //! Generated CRD-like documents are written in many YAML styles (quoting, block scalars,
 //! comments, anchors, merge keys, flow style, CRLF, BOM, several documents, YAML 1.1 words and
 //! numbers, keys YAML 1.1 converts), and so are the fixed cases and the real-world CRD files.
-mod support;
+use crate::support;
 
 use kubectl_migrate::manifest::yaml;
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 //! runs and the summary at the end, why it waits, `--step`, Ctrl-C, and the rollback and
 //! cleanup prompts. The binary runs on a pseudo-terminal; a terminal emulator renders the
 //! screen that the assertions read.
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

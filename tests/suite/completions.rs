@@ -2,7 +2,7 @@
 //! shell loads the script, a person types part of a command and presses Tab, and the screen
 //! shows the candidates. Flags of a subcommand complete inside it, flag values come from their
 //! possible values (never from file names), and subcommands complete at the top.
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

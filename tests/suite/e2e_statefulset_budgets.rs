@@ -1,7 +1,7 @@
 //! PodDisruptionBudgets during a migration, on the real local clusters: split between the two
 //! clusters at each step so that together they never allow more evictions than the original,
 //! restored at the end and on rollback, and a batch the budget cannot afford refused up front.
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -12,7 +12,10 @@ use std::process::Command as Process;
 
 use serde_json::Value;
 
-const EXPECTED_MD: &str = include_str!("../data/schema/real-world/EXPECTED.md");
+const EXPECTED_MD: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/schema/real-world/EXPECTED.md"
+));
 
 /// One project: a Go module at two releases, and where its CRDs are inside it.
 pub struct Project {

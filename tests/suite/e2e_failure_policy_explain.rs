@@ -2,7 +2,7 @@
 //! (counted), an eviction (ignored by rule 1), and exit code 2 (counted by rule 2). The Job keeps
 //! running; explain must name each failed pod's rule, the distance to each limit, and what the
 //! next failure of each common kind would do.
-mod support;
+use crate::support;
 
 use std::path::Path;
 

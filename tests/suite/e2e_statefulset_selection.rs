@@ -3,7 +3,7 @@
 //! run again completes all three; a set the selector does not match is left alone. Then the
 //! whole selection is rolled back. On a terminal: one question for the selection, lines tagged
 //! with their set, and the summary table as a person sees it.
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};

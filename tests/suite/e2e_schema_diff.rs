@@ -2,7 +2,7 @@
 //! B, the findings checked, and the tool's claims about the LCD checked on the servers
 //! themselves (installed on a third cluster, objects dry-run created with
 //! fieldValidation=Strict).
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;

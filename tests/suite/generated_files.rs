@@ -1,5 +1,6 @@
 //! completions/ and man/ are generated from the clap definitions. This test fails when the
-//! committed copies are stale; `UPDATE_GENERATED=1 cargo test --test generated_files` rewrites them.
+//! committed copies are stale; `UPDATE_GENERATED=1 cargo test --test suite generated_files::`
+//! rewrites them.
 use std::path::Path;
 
 #[test]
@@ -38,7 +39,7 @@ fn completions_and_man_pages_are_up_to_date() {
     }
     assert!(
         stale.is_empty(),
-        "stale generated files: {stale:?}\nregenerate with: UPDATE_GENERATED=1 cargo test --test generated_files"
+        "stale generated files: {stale:?}\nregenerate with: UPDATE_GENERATED=1 cargo test --test suite generated_files::"
     );
 }
 
