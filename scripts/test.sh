@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one command that runs every test: it builds the control plane (cached outside the repo),
-# starts three real local clusters, runs the lint gates and the whole cargo test suite against them,
+# starts the real local clusters, runs the lint gates and the whole cargo test suite against them,
 # checks install.sh and the krew install of the release archive, stops the clusters (whatever
 # happened), and fuzzes every input entry point for a bounded time.
 set -euo pipefail
@@ -48,8 +48,9 @@ export KM_CLUSTERS_DIR=$repo/target/test-clusters
 older_dir=$repo/target/test-clusters-older
 trap 'step "stopping the test clusters"; tests/cluster/stop.sh; KM_CLUSTERS_DIR=$older_dir tests/cluster/stop.sh' EXIT
 step "starting the test clusters"
-# Every test binds fresh PVs from the pool, and retained ones are not reused.
-kubeconfig=$(KM_PV_POOL=300 tests/cluster/start.sh a b c)
+# Every test binds fresh PVs from the pool, and retained ones are not reused. km-outage is for
+# the tests that stop or restart an API server, and for them only.
+kubeconfig=$(KM_PV_POOL=300 tests/cluster/start.sh a b c outage)
 step "starting the cluster of the older version ($older_version)"
 # Below 32768, where outgoing connections take their ports (a port found free can be taken
 # by one before the component binds it).

@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{CONTEXT_A, CONTEXT_B, CONTEXT_C, kubeconfig_path, unique_suffix};
+use support::{CONTEXT_OUTAGE, OUTAGE_CLUSTER, take_outage_cluster_blocking};
+
+/// The clusters the watch compares, unless a test says otherwise.
+const SOURCES: [&str; 3] = [CONTEXT_A, CONTEXT_B, CONTEXT_C];
 
 /// The tests share the clusters and one of them restarts an API server: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -85,12 +89,12 @@ fn apply(context: &str, manifest: &str) {
     kubectl(context, &["apply", "-f", "-"], Some(manifest));
 }
 
-/// Deletes the CRDs of `group` on every cluster when dropped.
-struct Cleanup(String);
+/// Deletes the CRDs of `group` on every source when dropped.
+struct Cleanup(String, [&'static str; 3]);
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
-        for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
+        for context in self.1 {
             for kind in ["gadgets", "sprockets"] {
                 let _ = Command::new(support::cluster_bin_dir().join("kubectl"))
                     .arg("--kubeconfig")
@@ -107,6 +111,7 @@ impl Drop for Cleanup {
 /// A test's own API group with `gadgets.GROUP` (the full schema) installed in the three
 /// clusters; the CRDs are deleted, and the next test may run, when it drops.
 struct Installed {
+    sources: [&'static str; 3],
     group: String,
     api: String,
     // Dropped in this order: the CRDs go before the next test starts.
@@ -117,13 +122,19 @@ struct Installed {
 impl Installed {
     /// `prefix` tells the tests' groups apart in the clusters.
     fn gadgets(prefix: &str) -> Installed {
+        Installed::gadgets_on(prefix, SOURCES)
+    }
+
+    /// The same on other clusters.
+    fn gadgets_on(prefix: &str, sources: [&'static str; 3]) -> Installed {
         let serial = serial();
         let group = format!("{prefix}{}.watch.km.test", unique_suffix());
-        let cleanup = Cleanup(group.clone());
-        for context in [CONTEXT_A, CONTEXT_B, CONTEXT_C] {
+        let cleanup = Cleanup(group.clone(), sources);
+        for context in sources {
             apply(context, &gadgets(&group, FULL, true));
         }
         Installed {
+            sources,
             api: format!("gadgets.{group}"),
             group,
             _cleanup: cleanup,
@@ -141,18 +152,16 @@ struct Watching {
 
 impl Watching {
     fn start(group: &str, extra: &[&str]) -> Watching {
+        Watching::start_on(group, SOURCES, extra)
+    }
+
+    /// The same over other clusters.
+    fn start_on(group: &str, sources: [&str; 3], extra: &[&str]) -> Watching {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin!("kubectl-migrate"))
             .arg("--kubeconfig")
             .arg(kubeconfig_path())
             .args(["schema-diff", "--watch", "-o", "json", "--group", group])
-            .args([
-                "--context",
-                CONTEXT_A,
-                "--context",
-                CONTEXT_B,
-                "--context",
-                CONTEXT_C,
-            ])
+            .args(sources.iter().flat_map(|context| ["--context", context]))
             .args(extra)
             .env("NO_COLOR", "1")
             .stdout(Stdio::piped())
@@ -329,33 +338,39 @@ fn each_kind_of_crd_change_gives_its_event_and_a_reapply_gives_none() {
 
 #[test]
 fn an_api_server_outage_is_reported_and_the_change_around_it_is_not_lost() {
-    let installed = Installed::gadgets("o");
+    // The third source is the outage cluster, whose API server this test restarts.
+    let _outage = take_outage_cluster_blocking();
+    let installed = Installed::gadgets_on("o", [CONTEXT_A, CONTEXT_B, CONTEXT_OUTAGE]);
     let (group, api) = (installed.group.clone(), installed.api.clone());
     // The outage is refused connections, which a probe finds at once; the probes' limit only
     // has to be long enough that a slow answer on a busy machine is not taken for one.
-    let mut watch = Watching::start(&group, &["--debounce", "300ms", "--request-timeout", "10s"]);
+    let mut watch = Watching::start_on(
+        &group,
+        installed.sources,
+        &["--debounce", "300ms", "--request-timeout", "10s"],
+    );
     let restart = Command::new(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cluster/restart-apiserver.sh"),
     )
-    .args(["c", "4"])
+    .args([OUTAGE_CLUSTER, "4"])
     .env("KM_CLUSTERS_DIR", kubeconfig_path().parent().unwrap())
     .output()
     .unwrap();
     assert!(
         restart.status.success(),
-        "restart-apiserver.sh c: {}",
+        "restart-apiserver.sh {OUTAGE_CLUSTER}: {}",
         String::from_utf8_lossy(&restart.stderr)
     );
     // Right after it is back, before the watch has noticed.
     apply(
-        CONTEXT_C,
+        CONTEXT_OUTAGE,
         &gadgets(&group, &FULL.replace("size: {type: integer}, ", ""), true),
     );
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !seen.iter().any(|e: &Value| e["type"] == "change") {
         let left = deadline.saturating_duration_since(Instant::now());
-        seen.push(watch.next(left, "source-lost, source-back and the change on km-c"));
+        seen.push(watch.next(left, "source-lost, source-back and the change on km-outage"));
     }
     let kinds: Vec<&str> = seen.iter().filter_map(|e| e["type"].as_str()).collect();
     assert_eq!(
@@ -364,7 +379,7 @@ fn an_api_server_outage_is_reported_and_the_change_around_it_is_not_lost() {
         "events: {seen:?}"
     );
     for e in &seen {
-        assert_eq!(e["sources"], serde_json::json!([CONTEXT_C]), "{e}");
+        assert_eq!(e["sources"], serde_json::json!([CONTEXT_OUTAGE]), "{e}");
     }
     let change = seen.last().unwrap();
     assert_eq!(change["api"], api.as_str());

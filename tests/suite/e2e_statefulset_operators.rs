@@ -7,7 +7,7 @@
 //! longer than the lease (the driver stops resumably, a rerun completes). The split-brain
 //! observer watches every one of them.
 //!
-//! One test stops km-b's apiserver; it takes the clusters for itself, the others share them.
+//! The test that stops an apiserver migrates to the outage cluster, which no other test uses.
 use crate::support;
 
 use std::collections::BTreeMap;
@@ -19,9 +19,8 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 use serde_json::Value;
-use support::sts::{Pair, SplitBrainObserver, assert_moved, migrate, run, state_dir, stderr};
-
-static CLUSTERS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+use support::sts::{Pair, SplitBrainObserver, assert_moved, migrate_to, run, state_dir, stderr};
+use support::{CONTEXT_B, CONTEXT_OUTAGE, OUTAGE_CLUSTER, take_outage_cluster};
 
 /// client-go's default, which the tool uses.
 const LEASE_DURATION: Duration = Duration::from_secs(15);
@@ -36,7 +35,11 @@ struct Running {
 
 impl Running {
     fn start(ns: &str, args: &[&str]) -> Running {
-        let mut child = migrate(ns, args)
+        Running::start_to(ns, CONTEXT_B, args)
+    }
+
+    fn start_to(ns: &str, destination: &str, args: &[&str]) -> Running {
+        let mut child = migrate_to(ns, destination, args)
             .args(["-o", "json"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -161,11 +164,15 @@ struct Scene {
 
 impl Scene {
     async fn new(prefix: &str) -> Scene {
-        let pair = Pair::new(prefix).await;
+        Scene::to(prefix, CONTEXT_B).await
+    }
+
+    async fn to(prefix: &str, destination: &str) -> Scene {
+        let pair = Pair::to(prefix, destination).await;
         pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
             .await;
         let before = pair.claims(false).await;
-        let observer = SplitBrainObserver::start(pair.ns());
+        let observer = SplitBrainObserver::start_to(pair.ns(), destination);
         Scene {
             pair,
             before,
@@ -248,7 +255,6 @@ async fn two_runs(delay: Duration, args: &'static [&'static str], must_refuse: b
 
 #[tokio::test]
 async fn two_runs_started_100ms_apart_one_drives_and_the_other_is_refused_by_the_lease() {
-    let _shared = CLUSTERS.read().await;
     // A quick migration may end before the other run has seen a renewal: it then waits and
     // finds the migration complete. With a health check the driver renews while the other
     // watches, so the other is refused. At 700 ms the other starts while the driver writes
@@ -267,7 +273,6 @@ async fn two_runs_started_100ms_apart_one_drives_and_the_other_is_refused_by_the
 
 #[tokio::test]
 async fn a_run_started_right_after_the_driver_was_sigkilled_takes_over_after_expiry() {
-    let _shared = CLUSTERS.read().await;
     let scene = Scene::new("killed-driver").await;
     let ns = scene.pair.ns().to_string();
     let (killed, (status, _, lines)) = tokio::task::spawn_blocking(move || {
@@ -301,7 +306,6 @@ async fn a_run_started_right_after_the_driver_was_sigkilled_takes_over_after_exp
 
 #[tokio::test]
 async fn a_driver_stopped_past_its_lease_stops_after_sigcont_and_leaves_the_new_lease_alone() {
-    let _shared = CLUSTERS.read().await;
     let scene = Scene::new("stopped-driver").await;
     let ns = scene.pair.ns().to_string();
     // The health check gives a quiet moment to stop the driver in: no request in flight.
@@ -342,14 +346,14 @@ async fn a_driver_stopped_past_its_lease_stops_after_sigcont_and_leaves_the_new_
 
 #[tokio::test]
 async fn the_destination_apiserver_unreachable_longer_than_the_lease_stops_the_driver() {
-    let _alone = CLUSTERS.write().await;
-    let scene = Scene::new("apiserver-down").await;
+    let _outage = take_outage_cluster().await;
+    let scene = Scene::to("apiserver-down", CONTEXT_OUTAGE).await;
     let ns = scene.pair.ns().to_string();
     let args = ["--yes", "--health-check", "sleep 2"];
     let (status, err, stopped_while_down) = tokio::task::spawn_blocking(move || {
-        let mut driver = Running::start(&ns, &args);
+        let mut driver = Running::start_to(&ns, CONTEXT_OUTAGE, &args);
         driver.wait_for_step("step-started", "verify");
-        let down = Stopped::apiserver("b");
+        let down = Stopped::apiserver(OUTAGE_CLUSTER);
         let since = Instant::now();
         let mut exited = None;
         while since.elapsed() < LEASE_DURATION + Duration::from_secs(5) {
@@ -364,7 +368,7 @@ async fn the_destination_apiserver_unreachable_longer_than_the_lease_stops_the_d
     .unwrap();
     assert!(
         stopped_while_down,
-        "the driver was still running {LEASE_DURATION:?} after km-b stopped answering: {err}"
+        "the driver was still running {LEASE_DURATION:?} after {CONTEXT_OUTAGE} stopped answering: {err}"
     );
     assert_eq!(status.code(), Some(3), "{err}");
     assert!(
@@ -372,7 +376,7 @@ async fn the_destination_apiserver_unreachable_longer_than_the_lease_stops_the_d
             && err.contains("Resume with:\n  kubectl migrate statefulset web"),
         "{err}"
     );
-    let out = run(migrate(scene.pair.ns(), &args));
+    let out = run(migrate_to(scene.pair.ns(), CONTEXT_OUTAGE, &args));
     assert!(
         out.status.success(),
         "the resumed run failed: {}",

@@ -3,7 +3,8 @@
 //! two dozen times. Run one module with `cargo test --test suite e2e_statefulset::`.
 //!
 //! The modules' tests run concurrently on the shared local clusters, so none may assume it is
-//! alone on one.
+//! alone on one. Tests that stop or restart an API server use the `km-outage` cluster, which no
+//! other test uses, one at a time (`support::take_outage_cluster`).
 
 mod support;
 

@@ -20,8 +20,26 @@ pub const CONTEXT_B: &str = "km-b";
 /// The third cluster, where schema-diff tests install the LCD.
 pub const CONTEXT_C: &str = "km-c";
 
+/// The cluster whose API server tests stop or restart (`take_outage_cluster`). No other test
+/// uses it, so that an outage never reaches a test that did not cause it.
+pub const CONTEXT_OUTAGE: &str = "km-outage";
+/// The name start.sh and restart-apiserver.sh know `CONTEXT_OUTAGE` by.
+pub const OUTAGE_CLUSTER: &str = "outage";
+
+/// Tests that take the outage cluster's API server down run one at a time.
+static OUTAGE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The outage cluster for the caller alone until the guard drops.
+pub async fn take_outage_cluster() -> tokio::sync::MutexGuard<'static, ()> {
+    OUTAGE.lock().await
+}
+
+/// The same for a test that is not async.
+pub fn take_outage_cluster_blocking() -> tokio::sync::MutexGuard<'static, ()> {
+    OUTAGE.blocking_lock()
+}
 const HOW_TO_START: &str = "the local clusters are not running: run `scripts/test.sh` (it builds \
-    and starts them), or start them with `tests/cluster/start.sh` and export \
+    and starts them), or start them with `tests/cluster/start.sh a b c outage` and export \
     KM_TEST_KUBECONFIG=<the path it prints> and KM_TEST_BIN_DIR=<the output of tests/cluster/build.sh>";
 
 /// The combined kubeconfig written by start.sh.

@@ -22,6 +22,7 @@ use super::{CONTEXT_A, CONTEXT_B, TestNamespace, client, kubeconfig_path, poll_u
 pub struct Pair {
     pub a: Client,
     pub b: Client,
+    /// The destination: km-b, unless made with `Pair::to`.
     pub ns_a: TestNamespace,
     #[allow(dead_code)] // held for its Drop, which deletes the namespace
     pub ns_b: TestNamespace,
@@ -29,10 +30,16 @@ pub struct Pair {
 
 impl Pair {
     pub async fn new(prefix: &str) -> Pair {
+        Pair::to(prefix, CONTEXT_B).await
+    }
+
+    /// A pair whose destination is `destination` (the tests that take an API server down use
+    /// the outage cluster).
+    pub async fn to(prefix: &str, destination: &str) -> Pair {
         let a = client(CONTEXT_A).await;
-        let b = client(CONTEXT_B).await;
+        let b = client(destination).await;
         let ns_a = TestNamespace::create(&a, CONTEXT_A, prefix).await;
-        let ns_b = TestNamespace::create_named(&b, CONTEXT_B, &ns_a.name).await;
+        let ns_b = TestNamespace::create_named(&b, destination, &ns_a.name).await;
         for c in [&a, &b] {
             let services: Api<Service> = Api::namespaced(c.clone(), &ns_a.name);
             services.create(&PostParams::default(), &json(serde_json::json!({
@@ -445,12 +452,18 @@ impl SplitBrainObserver {
     /// its own: the tests run the plugin with blocking calls, which would starve watches on
     /// the test's runtime exactly while the migration runs. Returns once both watches listed.
     pub fn start(ns: &str) -> SplitBrainObserver {
+        SplitBrainObserver::start_to(ns, CONTEXT_B)
+    }
+
+    /// The same with `destination` in place of km-b.
+    pub fn start_to(ns: &str, destination: &str) -> SplitBrainObserver {
         let pods: Arc<Mutex<BTreeMap<String, PodLife>>> = Arc::default();
         let events: Arc<Mutex<usize>> = Arc::default();
         let (ready, listed) = std::sync::mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn({
             let (pods, events, ns) = (pods.clone(), events.clone(), ns.to_string());
+            let destination = destination.to_string();
             move || {
                 let runtime = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
@@ -458,7 +471,7 @@ impl SplitBrainObserver {
                     .unwrap();
                 runtime.block_on(async move {
                     let mut tasks = Vec::new();
-                    for (side, context) in [CONTEXT_A, CONTEXT_B].into_iter().enumerate() {
+                    for (side, context) in [CONTEXT_A, &destination].into_iter().enumerate() {
                         let api = Api::<Pod>::namespaced(client(context).await, &ns);
                         tasks.push(tokio::spawn(watch_side(
                             side,
