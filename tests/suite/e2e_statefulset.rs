@@ -696,7 +696,6 @@ async fn ctrl_c_stops_at_a_safe_point_with_exit_3_and_the_resume_command() {
 async fn the_observer_catches_a_real_overlap() {
     let pair = Pair::new("observer").await;
     let observer = SplitBrainObserver::start(pair.ns());
-    tokio::time::sleep(Duration::from_secs(1)).await;
     for client in [&pair.a, &pair.b] {
         let pods: kube::Api<k8s_openapi::api::core::v1::Pod> =
             kube::Api::namespaced(client.clone(), pair.ns());
@@ -706,7 +705,8 @@ async fn the_observer_catches_a_real_overlap() {
         }));
         pods.create(&Default::default(), &pod).await.unwrap();
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Judged once both creations have reached the observer, however slow the watches are.
+    observer.wait_for_created(2).await;
     observer.assert_never_split();
 }
 

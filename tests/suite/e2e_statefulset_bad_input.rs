@@ -757,30 +757,52 @@ async fn declining_the_prompt_on_a_terminal_changes_nothing_and_exits_3() {
         env!("CARGO_BIN_EXE_kubectl-migrate"),
         pair.ns()
     );
-    let out = tokio::task::spawn_blocking(move || {
+    let (status, screen) = tokio::task::spawn_blocking(move || {
         let mut child = std::process::Command::new("script")
             .args(["-qec", &command_line, "/dev/null"])
             .env("KUBECONFIG", support::kubeconfig_path())
             .env("NO_COLOR", "1")
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .expect("`script` (util-linux) runs the tool on a pseudo-terminal");
         let mut stdin = child.stdin.take().unwrap();
-        std::thread::sleep(Duration::from_secs(2));
+        let mut stdout = child.stdout.take().unwrap();
+        let (send, chunks) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n @ 1..) = std::io::Read::read(&mut stdout, &mut buf) {
+                if send.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        // The answer goes in once the question is on the screen, however long the preflight
+        // took.
+        let mut screen = Vec::new();
+        while !String::from_utf8_lossy(&screen).contains("Continue? [y/N]") {
+            match chunks.recv_timeout(Duration::from_secs(120)) {
+                Ok(chunk) => screen.extend(chunk),
+                Err(e) => panic!(
+                    "no question within 120 s ({e}): {}",
+                    String::from_utf8_lossy(&screen)
+                ),
+            }
+        }
         std::io::Write::write_all(&mut stdin, b"n").unwrap();
-        let out = child.wait_with_output().unwrap();
+        let status = child.wait().unwrap();
         drop(stdin);
-        out
+        reader.join().unwrap();
+        screen.extend(chunks.try_iter().flatten());
+        (status, String::from_utf8_lossy(&screen).into_owned())
     })
     .await
     .unwrap();
-    let screen = String::from_utf8_lossy(&out.stdout);
     assert!(screen.contains("Plan: move StatefulSet web"), "{screen}");
     assert!(screen.contains("Continue? [y/N]"), "{screen}");
     assert!(screen.contains("was not confirmed"), "{screen}");
-    assert_eq!(out.status.code(), Some(3), "{screen}");
+    assert_eq!(status.code(), Some(3), "{screen}");
     assert_eq!(
         pair.snapshot().await,
         before,

@@ -501,6 +501,25 @@ impl SplitBrainObserver {
         }
     }
 
+    /// Waits until the observer has seen `count` pods created since it started.
+    pub async fn wait_for_created(&self, count: usize) {
+        poll_until(
+            Duration::from_secs(60),
+            &format!("the split-brain observer to see {count} pods created"),
+            || {
+                let seen = self
+                    .pods
+                    .lock()
+                    .unwrap()
+                    .values()
+                    .filter(|life| life.created > 0)
+                    .count();
+                async move { seen >= count }
+            },
+        )
+        .await;
+    }
+
     /// Stops watching; panics if any ordinal had pods in both clusters at once, or if nothing
     /// was seen at all.
     pub fn assert_never_split(mut self) {
