@@ -22,6 +22,18 @@ run() { printf '$ %s\n' "$*" >&2; "$@"; }
 stop_hint() {
   printf '  KM_CLUSTERS_DIR=%q tests/cluster/stop.sh\n' "$KM_CLUSTERS_DIR" >&2
 }
+
+# Everything the demo needs, installed (or named with the command that installs it) before
+# anything is built: cargo builds the plugin, Go the control plane, openssl makes the clusters'
+# certificates, curl waits for them to be ready, setsid starts them, a C compiler builds the
+# crates with C parts (ring, mimalloc).
+me=scripts/demo.sh
+# shellcheck source=prerequisites.sh
+source scripts/prerequisites.sh
+need_commands openssl:openssl curl:curl setsid:util-linux cc:build-essential
+need_go
+need_cargo
+
 trap 'printf "\ndemo: FAILED at line %s: %s\n" "$LINENO" "$BASH_COMMAND" >&2' ERR
 trap 'status=$?; if [ $status -ne 0 ]; then
   printf "demo: exit %s. Clusters that were started are left running for inspection; stop them with:\n" "$status" >&2
@@ -30,27 +42,6 @@ trap 'status=$?; if [ $status -ne 0 ]; then
 ns=demo
 src=km-a
 dst=km-b
-
-# Everything the demo needs, checked before anything is built: cargo builds the plugin, Go the
-# control plane (Kubernetes 1.36 needs Go >= 1.26), openssl makes the clusters' certificates,
-# curl waits for them to be ready, setsid starts them.
-missing=()
-command -v cargo >/dev/null || missing+=("cargo (Rust, via rustup: https://rustup.rs)")
-if ! command -v go >/dev/null; then
-  missing+=("Go >= 1.26 (https://go.dev/dl/)")
-else
-  go_minor=$(go env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
-  [ "${go_minor:-0}" -ge 26 ] || missing+=("Go >= 1.26 (found: $(go version 2>&1))")
-fi
-command -v openssl >/dev/null || missing+=("openssl (e.g. apt-get install openssl)")
-command -v curl >/dev/null || missing+=("curl (e.g. apt-get install curl)")
-command -v setsid >/dev/null || missing+=("setsid (e.g. apt-get install util-linux)")
-if [ ${#missing[@]} -gt 0 ]; then
-  trap - ERR EXIT
-  echo "demo: missing prerequisites, nothing was built or started:" >&2
-  printf '  - %s\n' "${missing[@]}" >&2
-  exit 1
-fi
 
 step "building the plugin (cargo build --release)"
 cargo build --release --locked

@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
-# The one command that runs every test: it builds the control plane (cached outside the repo),
-# starts the real local clusters, runs the lint gates and the whole cargo test suite against them,
-# checks install.sh and the krew install of the release archive, stops the clusters (whatever
-# happened), and fuzzes every input entry point for a bounded time.
+# The one command that runs every test: it installs what a fresh Debian machine lacks (or says
+# what to run), builds the control plane (cached outside the repo), starts the real local
+# clusters, runs the lint gates and the whole cargo test suite against them, checks install.sh
+# and the krew install of the release archive, stops the clusters (whatever happened), and fuzzes
+# every input entry point for a bounded time.
+#
+# Environment: KM_PORT_BASE (default 31000): the clusters' ports start there, the older cluster's
+# 500 above, so that two checkouts can run the suite at once on different bases.
+# KM_FUZZ_SECONDS (default 10): the fuzzing time per target.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
+me=scripts/test.sh
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-# What the tests run besides Rust and Go: a missing one is named before anything is built.
-missing=()
-for tool in go cargo openssl curl script setsid bash zsh fish; do
-  command -v "$tool" >/dev/null || missing+=("$tool")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "scripts/test.sh: missing ${missing[*]}: install them first (zsh and fish run the completion tests; on Debian: apt-get install zsh fish)" >&2
+# What the tests run, installed or named before anything is built: openssl makes the clusters'
+# certificates, curl waits for them, setsid starts them, script gives a test a terminal, zsh
+# and fish run the completion tests, and a C and C++ compiler builds the crates with C parts
+# (ring, mimalloc) and libFuzzer.
+# shellcheck source=prerequisites.sh
+source scripts/prerequisites.sh
+need_commands openssl:openssl curl:curl setsid:util-linux script:bsdutils zsh:zsh fish:fish \
+  cc:build-essential c++:build-essential
+need_go
+need_cargo
+need_rust_components clippy rustfmt
+
+# A full disk shows up as a linker error half-way through the build; say so up front instead.
+# A clean run's cargo builds, test clusters and fuzz targets take about 15 GB; what an earlier
+# run left in target/ and fuzz/target/ is part of that.
+need_gb=15
+have_gb=$(du -sk target fuzz/target 2>/dev/null | awk '{ kb += $1 } END { print int(kb / 1048576) }')
+free_gb=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
+[ $((free_gb + have_gb)) -ge "$need_gb" ] || {
+  echo "$me: only ${free_gb} GB free on $(df -P . | awk 'NR == 2 { print $6 }'); a clean build, the test clusters and the fuzz targets need about ${need_gb} GB" >&2
   exit 1
-fi
+}
 
 step "building the control plane (cached after the first run)"
 bin=$(tests/cluster/build.sh)
@@ -46,21 +65,21 @@ cargo build --locked --all-targets
 # The tests get clusters of their own, so a demo running next to them is left alone.
 export KM_CLUSTERS_DIR=$repo/target/test-clusters
 older_dir=$repo/target/test-clusters-older
+port_base=${KM_PORT_BASE:-31000}
 trap 'step "stopping the test clusters"; tests/cluster/stop.sh; KM_CLUSTERS_DIR=$older_dir tests/cluster/stop.sh' EXIT
 step "starting the test clusters"
 # Every test binds fresh PVs from the pool, and retained ones are not reused. km-outage is for
 # the tests that stop or restart an API server, and for them only.
-kubeconfig=$(KM_PV_POOL=300 tests/cluster/start.sh a b c outage)
+kubeconfig=$(KM_PORT_BASE=$port_base KM_PV_POOL=300 tests/cluster/start.sh a b c outage)
 step "starting the cluster of the older version ($older_version)"
-# Below 32768, where outgoing connections take their ports (a port found free can be taken
-# by one before the component binds it).
-older_kubeconfig=$(KM_KUBERNETES_VERSION=$older_version KM_CLUSTERS_DIR=$older_dir KM_PORT_BASE=30000 \
-  KM_PV_POOL=5 tests/cluster/start.sh older)
+older_kubeconfig=$(KM_KUBERNETES_VERSION=$older_version KM_CLUSTERS_DIR=$older_dir \
+  KM_PORT_BASE=$((port_base + 500)) KM_PV_POOL=5 tests/cluster/start.sh older)
 
 step "cargo test"
-# Not --all-targets: that would also run the benchmarks, which have their own command.
+# Not --all-targets: that would also run the benchmarks, which have their own command. Every
+# test target runs even when an earlier one fails, so that one failure hides no other.
 KM_TEST_KUBECONFIG=$kubeconfig KM_TEST_OLDER_KUBECONFIG=$older_kubeconfig KM_TEST_BIN_DIR=$bin \
-  cargo test --locked
+  cargo test --locked --no-fail-fast
 
 step "install.sh into a scratch prefix"
 prefix=$(mktemp -d)
