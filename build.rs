@@ -1,5 +1,13 @@
 //! Records the commit the binary is built from, for `kubectl migrate version`.
+//!
+//! Cargo reruns this script, and so rebuilds the crate, only when the commit changes or when the
+//! sources the binary is built from change (which rebuild the crate anyway). It used to watch
+//! `.git/index` as well, which `git status` (run here) rewrites: every build then made the next
+//! one rebuild the whole crate.
 use std::process::Command;
+
+/// What the binary is built from: a change to anything else (tests, docs) leaves it alone.
+const SOURCES: &[&str] = &["src", "build.rs", "Cargo.toml", "Cargo.lock"];
 
 fn main() {
     let git = |args: &[&str]| {
@@ -12,30 +20,40 @@ fn main() {
             .map(|s| s.trim().to_string())
     };
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    // Uncommitted changes to tracked files make the build differ from the commit.
-    let dirty =
-        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    // Uncommitted changes to the sources make the binary differ from the commit.
+    let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--"];
+    status.extend(SOURCES);
+    let dirty = git(&status).is_some_and(|s| !s.is_empty());
     let commit = if dirty {
         format!("{commit}-dirty")
     } else {
         commit
     };
     println!("cargo:rustc-env=KM_GIT_COMMIT={commit}");
+    // Every change to the sources is seen, so that `-dirty` comes and goes with them.
+    for source in SOURCES {
+        println!("cargo:rerun-if-changed={source}");
+    }
     // A new commit or a change of branch changes HEAD or the ref it names. `--git-path` finds
-    // them in a worktree too, where the ref lives in the main repository (a path that does not
-    // exist would make cargo rebuild every time).
+    // them in a worktree too, where the ref lives in the main repository. A path that does not
+    // exist would make cargo rerun this every time, so a branch whose ref is packed (no file of
+    // its own yet) is watched through packed-refs and the directory its file will appear in.
     let watch = |path: &str| {
-        if let Some(file) = git(&["rev-parse", "--git-path", path])
-            && std::path::Path::new(&file).exists()
-        {
+        let Some(file) = git(&["rev-parse", "--git-path", path]) else {
+            return false;
+        };
+        let exists = std::path::Path::new(&file).exists();
+        if exists {
             println!("cargo:rerun-if-changed={file}");
         }
+        exists
     };
     watch("HEAD");
-    watch("index");
     watch("packed-refs");
-    if let Some(head) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        watch(&head);
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"])
+        && !watch(&branch)
+        && let Some((directory, _)) = branch.rsplit_once('/')
+    {
+        watch(directory);
     }
-    println!("cargo:rerun-if-changed=build.rs");
 }

@@ -44,14 +44,17 @@ esac
 homepage=${KM_HOMEPAGE:-https://github.com/OWNER/kubectl-migrate}
 release_url=${KM_RELEASE_URL:-$homepage/releases/download/v$version}
 
-if [ -n "$(git status --porcelain --untracked-files=no 2>/dev/null)" ]; then
-  log "note: uncommitted changes; the binary reports its commit as <commit>-dirty"
-fi
 log "building kubectl-migrate $version (cargo build --release --locked)"
 cargo build --release --locked
 target_dir=$(cargo metadata --format-version 1 --no-deps --locked |
   sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
 [ -x "$target_dir/release/kubectl-migrate" ] || die "$target_dir/release/kubectl-migrate was not built"
+# build.rs decides what counts as uncommitted; ask the binary what it reports.
+commit=$("$target_dir/release/kubectl-migrate" version --client -o json |
+  sed -n 's/.*"gitCommit": *"\([^"]*\)".*/\1/p')
+case $commit in
+  *-dirty) log "note: uncommitted changes to the sources; the binary reports its commit as $commit" ;;
+esac
 
 out=$target_dir/release-archive
 name=kubectl-migrate-v$version-$os-$arch.tar.gz

@@ -22,7 +22,8 @@ pub struct Args {
 pub struct VersionReport {
     pub schema_version: u32,
     pub client_version: String,
-    /// The commit the plugin was built from (`-dirty` with uncommitted changes).
+    /// The commit the plugin was built from (`-dirty` with uncommitted changes to its sources,
+    /// see build.rs).
     pub git_commit: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerVersion>,
