@@ -30,7 +30,11 @@ need_rust_components clippy rustfmt
 # A clean run's cargo builds, test clusters and fuzz targets take about 15 GB; what an earlier
 # run left in target/ and fuzz/target/ is part of that.
 need_gb=15
-have_gb=$(du -sk target fuzz/target 2>/dev/null | awk '{ kb += $1 } END { print int(kb / 1048576) }')
+have_kb=0
+for dir in target fuzz/target; do
+  if [ -d "$dir" ]; then have_kb=$((have_kb + $(du -sk "$dir" | cut -f1))); fi
+done
+have_gb=$((have_kb / 1048576))
 free_gb=$(df -Pk . | awk 'NR == 2 { print int($4 / 1048576) }')
 [ $((free_gb + have_gb)) -ge "$need_gb" ] || {
   echo "$me: only ${free_gb} GB free on $(df -P . | awk 'NR == 2 { print $6 }'); a clean build, the test clusters and the fuzz targets need about ${need_gb} GB" >&2
