@@ -188,18 +188,22 @@ impl Drop for TestNamespace {
     }
 }
 
+/// Six hex digits, different for every call in a run and, from its start time, between runs.
+/// Always six: the names made with it appear on the screens the tests assert, whose lines must
+/// not wrap differently from one test to the next (the counter is shared by the whole suite).
 pub fn unique_suffix() -> String {
+    use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU32, Ordering};
+    static START: OnceLock<u32> = OnceLock::new();
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!(
-        "{:x}{:x}",
-        nanos % 0xfffff,
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    )
+    let start = *START.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos()
+    });
+    let n = start.wrapping_add(COUNTER.fetch_add(1, Ordering::Relaxed));
+    format!("{:06x}", n & 0xff_ffff)
 }
 
 /// Polls `check` until it holds; panics with `what` after `limit`.
