@@ -196,21 +196,29 @@ async fn a_batch_the_budget_cannot_afford_is_refused_before_any_write() {
     assert_eq!(pair.snapshot().await, before, "a refusal wrote something");
 }
 
-/// The ordinals of each move of a `-o json` run (its waits for Ready pods), in order.
+/// The ordinals of each move of a `-o json` run, in order. A move ends with its wait for Ready
+/// pods, which also records them as verified when there is no health check, or, when the run
+/// finds them Ready already, with the verification alone; with a health check, with both.
 fn moved_batches(stdout: &[u8]) -> Vec<Vec<i64>> {
-    String::from_utf8_lossy(stdout)
+    let mut batches: Vec<Vec<i64>> = Vec::new();
+    for event in String::from_utf8_lossy(stdout)
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|e| e["event"] == "step-finished" && e["step"] == "wait-ready")
-        .map(|e| {
-            e["ordinals"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|o| o.as_i64().unwrap())
-                .collect()
+        .filter(|e| {
+            e["event"] == "step-finished" && (e["step"] == "wait-ready" || e["step"] == "verify")
         })
-        .collect()
+    {
+        let ordinals: Vec<i64> = event["ordinals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o.as_i64().unwrap())
+            .collect();
+        if batches.last() != Some(&ordinals) {
+            batches.push(ordinals);
+        }
+    }
+    batches
 }
 
 #[tokio::test]

@@ -222,8 +222,12 @@ pub fn check_at_every_width(
             "colour with --color never"
         );
         let seen = coloured.screen;
+        // Digits aside: a live report's clocks (a Job's elapsed time) may tick between the two
+        // runs without changing where anything stands.
+        let layout = |screen: &str| screen.replace(|c: char| c.is_ascii_digit(), "0");
         assert_eq!(
-            seen, plain.screen,
+            layout(&seen),
+            layout(&plain.screen),
             "at {cols} columns colour changes the layout;\nwith colour:\n{seen}\nwithout:\n{}",
             plain.screen
         );
