@@ -6,7 +6,7 @@ use kube::api::ObjectMeta;
 
 use super::model::Journal;
 use crate::cluster::Cluster;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 const JOURNAL_KEY: &str = "journal.json";
 
@@ -38,7 +38,7 @@ pub enum Unreadable {
         "ConfigMap {object} exists but holds no journal; it was not written by kubectl-migrate"
     )]
     Empty { object: String },
-    #[error("the journal {object} is not readable ({source}); it was changed by hand")]
+    #[error("the journal {object} was changed by hand and is not readable")]
     Invalid {
         object: String,
         #[source]
@@ -46,13 +46,7 @@ pub enum Unreadable {
     },
 }
 
-impl From<Unreadable> for Error {
-    fn from(e: Unreadable) -> Error {
-        Error::Failed {
-            message: e.to_string(),
-        }
-    }
-}
+impl crate::error::DomainError for Unreadable {}
 
 /// The journal that `cm` (the journal's ConfigMap, read or watched) holds.
 pub fn parse(cm: &ConfigMap, namespace: &str, set: &str) -> Result<Stored> {
@@ -137,8 +131,8 @@ mod tests {
         );
         let invalid = parse(&holding(Some("{")), "db", "web").unwrap_err();
         assert!(
-            invalid.to_string().starts_with(
-                "the journal db/kubectl-migrate-web is not readable (EOF while parsing"
+            invalid.report().starts_with(
+                "the journal db/kubectl-migrate-web was changed by hand and is not readable: EOF while parsing"
             ),
             "{invalid}"
         );

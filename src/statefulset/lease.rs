@@ -19,6 +19,7 @@
 //!   before any candidate may see its lease expire.
 //! - The holder gives the lease back at the end with a delete conditional on the resourceVersion
 //!   of its own last write, so it never removes another holder's lease.
+use crate::sync;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -398,7 +399,7 @@ impl Held {
             gone: AtomicBool::new(false),
         });
         let task = tokio::spawn(renew_in_background(Arc::downgrade(&shared)));
-        *shared.renewal.lock().expect("no panics while holding it") = Some(task);
+        *sync::lock(&shared.renewal) = Some(task);
         Held { shared }
     }
 
@@ -454,13 +455,7 @@ impl Held {
     /// Stops renewing and gives the lease back, only if it is still the version this process
     /// wrote last: a lease another holder has taken since is left alone.
     pub async fn release(self) {
-        if let Some(task) = self
-            .shared
-            .renewal
-            .lock()
-            .expect("no panics while holding it")
-            .take()
-        {
+        if let Some(task) = sync::lock(&self.shared.renewal).take() {
             task.abort();
         }
         let _one = self.shared.renewing.lock().await;
@@ -484,7 +479,7 @@ impl Held {
 
 impl Shared {
     fn holding(&self) -> std::sync::MutexGuard<'_, Holding> {
-        self.state.lock().expect("no panics while holding it")
+        sync::lock(&self.state)
     }
 
     /// The lease is gone: lost, unless this run deleted its namespace.
@@ -563,12 +558,12 @@ impl Shared {
                             ));
                         }
                         Ok(Ok(None)) => return self.deleted(),
-                        Ok(Err(e)) => failure = e.to_string(),
+                        Ok(Err(e)) => failure = crate::cluster::describe_kube_error(&e),
                         Err(_) => failure = no_answer(&place.context, budget),
                     }
                 }
                 Ok(Err(e)) if is_status(&e, 404) => return self.deleted(),
-                Ok(Err(e)) => failure = e.to_string(),
+                Ok(Err(e)) => failure = crate::cluster::describe_kube_error(&e),
                 Err(_) => failure = no_answer(&place.context, budget),
             }
             break;

@@ -1057,7 +1057,7 @@ pub async fn permissions((src, dst): (&Cluster, &Cluster), req: &Request<'_>) ->
 fn short_error(e: &kube::Error) -> String {
     match e {
         kube::Error::Api(s) => s.message.clone(),
-        other => other.to_string(),
+        other => crate::cluster::describe_kube_error(other),
     }
 }
 

@@ -9,6 +9,7 @@
 //! an older state, every write has a precondition or is create-if-absent, and the split-brain
 //! check re-reads live. The reconciler waits for the caches to show its last step's effect
 //! before it decides again (`reconcile`), so a lag costs no repeated writes.
+use crate::sync;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
@@ -104,7 +105,7 @@ impl Starter {
         let task = tokio::spawn(async move {
             let mut events = std::pin::pin!(events);
             while let Some(event) = events.next().await {
-                let mut health = health.lock().expect("no panics while holding it");
+                let mut health = sync::lock(&health);
                 match event {
                     // The reflector has applied the event before it is passed on.
                     Ok(event) => {
@@ -171,7 +172,7 @@ fn failure_of(e: watcher::Error) -> Failure {
     match refused {
         // 410 Gone only means: list again, which the watcher does.
         Some(status) if status.code != 410 => Failure::Refused(status),
-        _ => Failure::Broken(e.to_string()),
+        _ => Failure::Broken(crate::cluster::describe_watch_error(&e)),
     }
 }
 
@@ -217,11 +218,11 @@ impl Watched {
     }
 
     fn all_ready(&self) -> bool {
-        self.health.lock().expect("not poisoned").listed.len() == self.tasks.len()
+        sync::lock(&self.health).listed.len() == self.tasks.len()
     }
 
     fn any_failing(&self) -> bool {
-        !self.health.lock().expect("not poisoned").failing.is_empty()
+        !sync::lock(&self.health).failing.is_empty()
     }
 
     /// Waits until every watch has listed once, or one of them fails.
@@ -233,10 +234,7 @@ impl Watched {
     /// deliver (retried like a failed request: see `reconcile::is_transient`), so nothing is
     /// decided on a view that may be missing a kind of object.
     pub fn snapshot(&self) -> Result<(Option<Stored>, Observed)> {
-        let failing = self
-            .health
-            .lock()
-            .expect("no panics while holding it")
+        let failing = sync::lock(&self.health)
             .failing
             .iter()
             .next()

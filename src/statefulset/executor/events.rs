@@ -3,6 +3,7 @@
 //! migration runs, how far it is, and who holds its lease. Best effort and in the background,
 //! off the path of the move: an Event that cannot be written (a namespace not created yet) never
 //! stops it; [`StepEvents::unrecorded`] tells the failures.
+use crate::sync;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -92,17 +93,14 @@ impl StepEvents {
             let failures: Vec<String> = [a, b].into_iter().filter_map(|r| r.err()).collect();
             (!failures.is_empty()).then(|| failures.join("; "))
         });
-        self.recording
-            .lock()
-            .expect("no panics while holding it")
-            .push(task);
+        sync::lock(&self.recording).push(task);
     }
 
     /// The Events that could not be recorded, of the writes finished so far; with `all`, of
     /// every write, waiting a little for the last ones.
     pub async fn unrecorded(&self, all: bool) -> Vec<String> {
         let tasks: Vec<_> = {
-            let mut recording = self.recording.lock().expect("no panics while holding it");
+            let mut recording = sync::lock(&self.recording);
             let (done, running) = std::mem::take(&mut *recording)
                 .into_iter()
                 .partition(|t| all || t.is_finished());

@@ -1,6 +1,7 @@
 //! The journal's writes: created once (never overwritten), replaced with a precondition on the
 //! version read, deleted at the end of a rollback. The version of the run's last write is kept,
 //! so that the loop can tell a cache that does not show it yet (see `reconcile`).
+use crate::sync;
 use std::sync::Mutex;
 
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -20,17 +21,14 @@ pub struct Journaling {
 impl Journaling {
     /// The resourceVersion of this run's last write (create or update) of the journal.
     pub fn written(&self) -> Option<String> {
-        self.written
-            .lock()
-            .expect("no panics while holding it")
-            .clone()
+        sync::lock(&self.written).clone()
     }
 
     /// Notes the version of the run's write of the journal (`None`: deleted). A dry run's
     /// writes change nothing, so it notes none.
     fn wrote(&self, w: &Writer, resource_version: Option<String>) {
         if !w.is_dry_run() {
-            *self.written.lock().expect("no panics while holding it") = resource_version;
+            *sync::lock(&self.written) = resource_version;
         }
     }
 

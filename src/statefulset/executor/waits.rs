@@ -1,5 +1,6 @@
 //! Waiting for the clusters: every wait ends at --timeout or, early, on Ctrl-C, and watches the
 //! reconciler's caches while the loop runs (a watch of its own otherwise).
+use crate::sync;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -68,28 +69,16 @@ pub struct TimedOut {
 
 /// The watch a wait was on failed.
 #[derive(Debug, thiserror::Error)]
-#[error("watching {what}: {source}")]
+#[error("cannot watch {what}")]
 pub struct WatchFailed {
     what: String,
     #[source]
     source: kube::runtime::wait::Error,
 }
 
-impl From<TimedOut> for Error {
-    fn from(e: TimedOut) -> Error {
-        Error::Failed {
-            message: e.to_string(),
-        }
-    }
-}
+impl crate::error::DomainError for TimedOut {}
 
-impl From<WatchFailed> for Error {
-    fn from(e: WatchFailed) -> Error {
-        Error::Failed {
-            message: e.to_string(),
-        }
-    }
-}
+impl crate::error::DomainError for WatchFailed {}
 
 /// An API object of any scope that a wait can watch.
 pub trait Watchable:
@@ -154,14 +143,11 @@ impl Waits {
 
     /// Lets the waits use the reconciler's watch caches (`None`: watch of their own).
     pub fn watch_with(&self, watched: Option<Arc<Watched>>) {
-        *self.caches.lock().expect("no panics while holding it") = watched;
+        *sync::lock(&self.caches) = watched;
     }
 
     pub fn watched(&self) -> Option<Arc<Watched>> {
-        self.caches
-            .lock()
-            .expect("no panics while holding it")
-            .clone()
+        sync::lock(&self.caches).clone()
     }
 
     /// Waits until `holds` is true of object `name` of `api`: on the reconciler's watch
@@ -259,7 +245,7 @@ impl Waits {
         // Each new thing the pod says is told once.
         let tell = |w: &Waiting| {
             let Some(text) = w.text() else { return };
-            let mut told = told.lock().expect("no panics while holding it");
+            let mut told = sync::lock(&told);
             if told.as_ref() != Some(&text) {
                 *told = Some(text.clone());
                 let _ = notes.send(Note::Waiting {
@@ -285,7 +271,7 @@ impl Waits {
                             Some(p) => observe::pod_view(p).not_ready,
                         };
                         let uid = p.and_then(|p| p.metadata.uid.clone()).unwrap_or_default();
-                        let mut w = waiting.lock().expect("no panics while holding it");
+                        let mut w = sync::lock(&waiting);
                         if w.pod != pod || w.uid != uid {
                             // Another pod: its own events, not the last one's.
                             *w = Waiting {
@@ -321,7 +307,7 @@ impl Waits {
             loop {
                 tokio::time::sleep(WARNING_POLL).await;
                 let (pod, uid, said) = {
-                    let w = waiting.lock().expect("no panics while holding it");
+                    let w = sync::lock(&waiting);
                     (
                         w.pod.clone(),
                         w.uid.clone(),
@@ -335,7 +321,7 @@ impl Waits {
                     .await
                     .into_iter()
                     .next();
-                let mut w = waiting.lock().expect("no panics while holding it");
+                let mut w = sync::lock(&waiting);
                 if w.uid == uid && w.warning != latest {
                     w.warning = latest;
                     tell(&w);

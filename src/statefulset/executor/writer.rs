@@ -2,6 +2,7 @@
 //! migration's Lease, or (`--dry-run=server`) sent with `dryRun=All`, its verdict recorded
 //! instead of stopping at a rejection. A dry run goes through this code, never through a copy
 //! of the writes.
+use crate::sync;
 use std::sync::{Arc, Mutex};
 
 use kube::Api;
@@ -70,21 +71,19 @@ impl Writer {
     pub fn verdicts(&self) -> Vec<DryRunResult> {
         self.dry_run
             .as_ref()
-            .map(|log| log.lock().expect("no panics while holding it").clone())
+            .map(|log| sync::lock(log).clone())
             .unwrap_or_default()
     }
 
     fn record(&self, side: Side, action: &str, state: &'static str, message: String) {
         if let Some(log) = &self.dry_run {
-            log.lock()
-                .expect("no panics while holding it")
-                .push(DryRunResult {
-                    action: action.to_string(),
-                    cluster: self.sides.context(side).to_string(),
-                    ok: state != "rejected",
-                    state,
-                    message,
-                });
+            sync::lock(log).push(DryRunResult {
+                action: action.to_string(),
+                cluster: self.sides.context(side).to_string(),
+                ok: state != "rejected",
+                state,
+                message,
+            });
         }
     }
 
@@ -95,7 +94,7 @@ impl Writer {
 
     /// From now on, every write checks `held` first (`None`: no lease, no checks).
     pub fn hold(&self, held: Option<lease::Held>) {
-        *self.lease.lock().expect("no panics while holding it") = held;
+        *sync::lock(&self.lease) = held;
     }
 
     /// The run deletes the namespace its lease lives in: the lease goes with it, expectedly.
@@ -106,10 +105,7 @@ impl Writer {
     }
 
     fn held(&self) -> Option<lease::Held> {
-        self.lease
-            .lock()
-            .expect("no panics while holding it")
-            .clone()
+        sync::lock(&self.lease).clone()
     }
 
     /// Whether the run may write now, by the lease it holds (see [`lease::Held::ensure`]).
@@ -191,9 +187,9 @@ impl Writer {
                     let message = match e {
                         Error::Cluster { source, .. } => match source.as_ref() {
                             kube::Error::Api(s) => s.message.clone(),
-                            other => other.to_string(),
+                            other => crate::cluster::describe_kube_error(other),
                         },
-                        other => other.to_string(),
+                        other => other.report(),
                     };
                     self.record(side, action, "rejected", message);
                 }
