@@ -123,7 +123,9 @@ pub enum Error {
     )]
     ConfirmationNeeded { action: String },
 
-    #[error("cancelled: {0}")]
+    /// The person at the terminal did not let the command go on: a question answered no, or
+    /// Ctrl-C at a question or a health check. The text says what stopped and what was left.
+    #[error("{0}")]
     Cancelled(String),
 
     /// The terminal could not be used (a prompt could not be shown or answered).

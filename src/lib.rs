@@ -11,7 +11,8 @@
 //!   They see neither clap nor the printers; they return data and events.
 //! - shared pieces: [`cluster`] (kubeconfig and connections), [`manifest`] (the files users
 //!   name), [`error`] (one error type whose variants know their exit codes), `sync` (the one way
-//!   to take a lock, and the process-wide caches).
+//!   to take a lock, and the process-wide caches), `interrupt` (Ctrl-C, caught where a command
+//!   stops cleanly).
 #![forbid(unsafe_code)]
 
 // Public: what the binary, the integration tests, the benchmarks and the fuzz targets use.
@@ -22,6 +23,7 @@ pub mod commands;
 pub mod duration;
 pub mod error;
 pub mod failure_policy;
+mod interrupt;
 pub mod manifest;
 mod output;
 pub mod rng;

@@ -39,6 +39,11 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
+        // A stop by the user or at a --step pause is a normal end, not a failure.
+        Err(err) if err.exit_code() == exit::STOPPED => {
+            anstream::eprintln!("Stopped: {}", err.report());
+            ExitCode::from(exit::STOPPED)
+        }
         Err(err) => {
             anstream::eprintln!("{} {}", "error:".red().bold(), err.report());
             ExitCode::from(err.exit_code())

@@ -5,6 +5,7 @@
 mod progress;
 mod prompt;
 mod table;
+mod terminal;
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -15,9 +16,10 @@ use serde::Serialize;
 
 use crate::cli::{ColorMode, OutputFormat};
 use crate::error::{Error, Result};
-pub use progress::{progress_bar, progress_style};
+pub use progress::{Progress, progress};
 pub use prompt::{confirm, interactive};
 pub use table::{fit, indent, markdown_table, new_table, trim_lines};
+pub use terminal::fill;
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(0);
 
@@ -111,13 +113,14 @@ pub fn print_json_line<T: Serialize>(value: &T) -> Result<()> {
 /// A log line on stderr, shown when -v was given at least `level` times.
 pub fn log(level: u8, message: impl AsRef<str>) {
     if VERBOSITY.load(Ordering::Relaxed) >= level {
-        anstream::eprintln!("{}", message.as_ref().dimmed());
+        anstream::eprintln!("{}", fill(message.as_ref()).dimmed());
     }
 }
 
 /// A warning on stderr, always shown.
 pub fn warn(message: impl AsRef<str>) {
-    anstream::eprintln!("{} {}", "warning:".yellow().bold(), message.as_ref());
+    let warning = format!("{} {}", "warning:".yellow().bold(), message.as_ref());
+    anstream::eprintln!("{}", fill(&warning));
 }
 
 #[cfg(test)]

@@ -188,14 +188,8 @@ impl Run<'_> {
     /// Runs `work` with Ctrl-C turned into a stop at the next safe point.
     pub(super) async fn catching_ctrl_c<T>(&self, work: impl Future<Output = T>) -> T {
         let interrupt = self.interrupt().clone();
-        let signal = tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                interrupt.trigger();
-            }
-        });
-        let result = work.await;
-        signal.abort();
-        result
+        let _caught = crate::interrupt::catching(move || interrupt.trigger());
+        work.await
     }
 
     /// Runs `work` (the writes of a run) holding the migration's Lease: taken first (a live
@@ -492,8 +486,13 @@ impl Run<'_> {
         match operator.before_move(&description, moves) {
             Ok(StepGate::Go) => Ok(()),
             Ok(StepGate::Pause) => Err(self.stopped("paused after one step (--step)", operator)),
+            // A Ctrl-C at the question reached this run's catcher too.
+            Err(Error::Cancelled(_)) if self.interrupt().is_set() => Err(self.stopped(
+                "interrupted (Ctrl-C) before the next ordinal (--step)",
+                operator,
+            )),
             Err(Error::Cancelled(_)) => {
-                Err(self.stopped("stopped before the next ordinal (--step)", operator))
+                Err(self.stopped("the next ordinal was not confirmed (--step)", operator))
             }
             Err(other) => Err(other),
         }

@@ -56,14 +56,16 @@ async fn the_plan_and_prompt_no_then_yes_with_progress_and_a_summary() {
                 && screen.contains("Migrate StatefulSet web from km-a/"),
             "{screen}"
         );
-        term.send("n");
+        term.send("n\r");
         term.finish(WAIT)
     })
     .await
     .unwrap();
     assert_eq!(declined.code, 3, "{}", declined.screen);
     assert!(
-        declined.screen.contains("was not confirmed"),
+        declined
+            .screen
+            .contains("Stopped: not confirmed; nothing was changed"),
         "{}",
         declined.screen
     );
@@ -76,7 +78,7 @@ async fn the_plan_and_prompt_no_then_yes_with_progress_and_a_summary() {
     let done = tokio::task::spawn_blocking(move || {
         let mut term = on_terminal(&yes_ns, &["--health-check", "sleep 1"], 120);
         term.wait_for("the prompt", WAIT, |s| s.contains("Continue? [y/N]"));
-        term.send("y");
+        term.send("y\r");
         let mid = term.wait_for("the progress line with an estimate", WAIT, |s| {
             s.lines().any(|l| {
                 l.starts_with("web km-a->km-b [")
@@ -205,7 +207,7 @@ async fn a_pod_that_cannot_start_is_explained_and_ctrl_c_clears_the_bar() {
         ] {
             assert!(prompt.contains(deleted), "no {deleted:?} in:\n{prompt}");
         }
-        term.send("y");
+        term.send("y\r");
         term.finish(WAIT)
     })
     .await
@@ -224,21 +226,39 @@ async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
     pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
         .await;
     let ns = pair.ns().to_string();
+    // At 80 columns, where the questions are longer than a line: each waits for its line and
+    // Enter (one key answers nothing), and the line the answer is typed on is never wrapped.
     let paused = tokio::task::spawn_blocking(move || {
-        let mut term = on_terminal(&ns, &["--step"], 120);
+        let mut term = on_terminal(&ns, &["--step"], 80);
         term.wait_for("the start question", WAIT, |s| {
-            s.contains("Migrate StatefulSet web from km-a/") && s.contains("Continue? [y/N]")
+            s.contains("Migrate StatefulSet web from km-a/") && s.ends_with("Continue? [y/N]")
         });
-        term.send("y");
+        term.send("y\r");
         let first = term.wait_for("the first --step question", WAIT, |s| {
-            s.contains("set km-a/") && s.contains("replicas=1. Continue? [y/N]")
+            s.contains("ordinals.start=0, replicas=1.") && s.ends_with("Continue? [y/N]")
         });
-        assert!(first.contains("ordinals.start=0, replicas=1"), "{first}");
+        assert_eq!(
+            first.matches("Continue? [y/N]").count(),
+            2,
+            "each question is drawn once:\n{first}"
+        );
+        // A `y` alone is no answer yet: nothing moves until Enter.
         term.send("y");
-        term.wait_for("the second --step question", WAIT, |s| {
-            s.contains("replicas=0. Continue? [y/N]")
+        term.wait_for("the y typed on the question's line", WAIT, |s| {
+            s.ends_with("Continue? [y/N] y")
         });
-        term.send("n");
+        term.send("\r");
+        let second = term.wait_for("the second --step question", WAIT, |s| {
+            s.contains("replicas=0.") && s.ends_with("Continue? [y/N]")
+        });
+        assert!(
+            !second.contains("not confirmed"),
+            "the Enter after y answered the next question:\n{second}"
+        );
+        for line in second.lines() {
+            assert!(line.chars().count() <= 80, "{line:?}");
+        }
+        term.send("n\r");
         term.finish(WAIT)
     })
     .await
@@ -247,8 +267,14 @@ async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
     assert!(
         paused
             .screen
-            .contains("stopped before the next ordinal (--step)"),
+            .contains("the next ordinal was not confirmed (--step)")
+            && paused.screen.contains("Resume with:"),
         "{}",
+        paused.screen
+    );
+    assert!(
+        !paused.screen.contains("error:"),
+        "a declined question is a normal stop:\n{}",
         paused.screen
     );
     assert_eq!(
@@ -273,7 +299,7 @@ async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
             prompt.contains("Delete the leftover StatefulSet, 2 PVC and 2 PV object(s) of web in km-a (the storage is kept)"),
             "{prompt}"
         );
-        term.send("y");
+        term.send("y\r");
         term.finish(WAIT)
     })
     .await
@@ -284,6 +310,71 @@ async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
         "{}",
         cleaned.screen
     );
+}
+
+/// Ctrl-C at a question is a stop like any other: exit 3, the command that resumes, and the
+/// terminal as it was (the cursor shown, the answer's line ended). At the first question
+/// nothing was written, so nothing is to resume.
+#[tokio::test]
+async fn ctrl_c_at_a_question_stops_with_the_resume_command_and_the_cursor_shown() {
+    let pair = Pair::new("screen-ctrl-c").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.snapshot().await;
+    let ns = pair.ns().to_string();
+    let at_start = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&ns, &[], 80);
+        term.wait_for("the start question", WAIT, |s| {
+            s.ends_with("Continue? [y/N]")
+        });
+        term.send("\u{3}");
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(at_start.code, 3, "{}", at_start.screen);
+    assert!(!at_start.cursor_hidden, "the cursor is left hidden");
+    assert!(
+        at_start.screen.ends_with(
+            "Continue? [y/N] ^C\nStopped: interrupted (Ctrl-C) at the question; nothing was changed"
+        ),
+        "{}",
+        at_start.screen
+    );
+    assert_eq!(
+        pair.snapshot().await,
+        before,
+        "Ctrl-C at the question wrote something"
+    );
+
+    let ns = pair.ns().to_string();
+    let at_step = tokio::task::spawn_blocking(move || {
+        let mut term = on_terminal(&ns, &["--step"], 80);
+        term.wait_for("the start question", WAIT, |s| {
+            s.ends_with("Continue? [y/N]")
+        });
+        term.send("y\r");
+        term.wait_for("the first --step question", WAIT, |s| {
+            s.contains("replicas=1.") && s.ends_with("Continue? [y/N]")
+        });
+        term.send("\u{3}");
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(at_step.code, 3, "{}", at_step.screen);
+    assert!(!at_step.cursor_hidden, "the cursor is left hidden");
+    assert!(
+        at_step
+            .screen
+            .contains("interrupted (Ctrl-C) before the next ordinal (--step)")
+            && at_step
+                .screen
+                .contains("Resume with:\n  kubectl migrate statefulset web"),
+        "{}",
+        at_step.screen
+    );
+    assert!(!at_step.screen.contains("error:"), "{}", at_step.screen);
 }
 
 /// The plan (--dry-run) and --status tables at 80, 100, 120 and 200 columns, coloured: every

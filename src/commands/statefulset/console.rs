@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressState};
+use indicatif::ProgressState;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -25,7 +25,7 @@ pub struct Console {
     set: Option<String>,
     /// Whether a progress bar may show (not when several sets run at once).
     bars: bool,
-    bar: Option<ProgressBar>,
+    bar: Option<output::Progress>,
     clock: Arc<Mutex<Clock>>,
 }
 
@@ -103,9 +103,9 @@ impl Console {
         }
     }
 
-    /// A line on stderr that does not tear the progress bar.
+    /// A line on stderr that does not tear the progress bar, broken to the terminal's width.
     fn line(&self, text: String) {
-        let text = self.tagged(&text);
+        let text = output::fill(&self.tagged(&text));
         match &self.bar {
             Some(bar) if !bar.is_hidden() => bar.println(text),
             _ => anstream::eprintln!("{text}"),
@@ -163,34 +163,26 @@ impl Console {
         );
     }
 
-    fn progress_bar(&self, title: &str) -> ProgressBar {
-        let bar = output::progress_bar(title);
-        let step = self.clock.clone();
-        let left = self.clock.clone();
-        bar.set_style(
-            // Two lines: what happens, cut to the terminal, then the bar, which stays
-            // shorter than the terminal so that the echo of a Ctrl-C lands beside it, not on
-            // a new line that would leave the last frame behind when it is cleared.
-            output::progress_style(
-                "{wide_msg}\n{prefix} [{bar:25}] {pos}/{len}, {step} on this step, {elapsed} in all{left}",
-            )
-            .with_key(
-                "step",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    let since = step.lock().map(|c| c.step.elapsed()).unwrap_or_default();
-                    let _ = write!(w, "{}", whole_seconds(since));
-                },
-            )
-            .with_key(
-                "left",
-                move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
-                    if let Some(rest) = left.lock().ok().and_then(|c| c.estimate()) {
-                        let _ = write!(w, ", about {} left", whole_seconds(rest));
-                    }
-                },
-            ),
-        );
-        bar
+    /// The progress display: the step (or why it waits) over the count of ordinals moved and
+    /// the clocks: on this step, in all, and once an ordinal has moved, an estimate of the rest
+    /// (kept longest when the terminal is narrow).
+    fn progress(&self, title: &str) -> output::Progress {
+        let clock = self.clock.clone();
+        output::progress(title, move |state: &ProgressState| {
+            let Ok(clock) = clock.lock() else {
+                return Vec::new();
+            };
+            let mut extras = vec![
+                format!(", {} on this step", whole_seconds(clock.step.elapsed())),
+                format!(", {} in all", whole_seconds(state.elapsed())),
+            ];
+            extras.extend(
+                clock
+                    .estimate()
+                    .map(|rest| format!(", about {} left", whole_seconds(rest))),
+            );
+            extras
+        })
     }
 }
 
@@ -218,8 +210,8 @@ impl Operator for Console {
         {
             let text = plan_text(plan);
             match &self.set {
-                None => anstream::eprint!("{text}"),
-                Some(_) => anstream::eprintln!("{}", self.tagged(&text)),
+                None => anstream::eprint!("{}", output::fill(&text)),
+                Some(_) => anstream::eprintln!("{}", output::fill(&self.tagged(&text))),
             }
         }
         let yes = self.yes;
@@ -242,7 +234,7 @@ impl Operator for Console {
         match event {
             Event::Detail(level, text) => output::log(level, self.tagged(&text)),
             Event::Warning(text) => self.suspend(|| output::warn(self.tagged(&text))),
-            Event::LoopStarted { title } if self.bars => self.bar = Some(self.progress_bar(&title)),
+            Event::LoopStarted { title } if self.bars => self.bar = Some(self.progress(&title)),
             Event::LoopStarted { .. } => {}
             Event::Progress { moved, total } => {
                 if let Ok(mut clock) = self.clock.lock() {
@@ -290,7 +282,7 @@ impl Operator for Console {
                 self.close();
                 if !self.json {
                     let text = format!("{text}{}", summary.unwrap_or_default());
-                    anstream::eprintln!("{}", self.tagged(&text));
+                    anstream::eprintln!("{}", output::fill(&self.tagged(&text)));
                 }
             }
             Event::Step(e) => {

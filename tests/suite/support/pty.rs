@@ -155,6 +155,7 @@ impl Term {
         }
         Finished {
             code: status.exit_code(),
+            cursor_hidden: self.screen.lock().unwrap().screen().hide_cursor(),
             screen: self.screen(),
             raw: self.raw(),
         }
@@ -164,6 +165,8 @@ impl Term {
 /// A program that ran to its end on the terminal.
 pub struct Finished {
     pub code: u32,
+    /// Whether the program left the terminal's cursor hidden.
+    pub cursor_hidden: bool,
     /// The final screen (see [`Term::screen`]).
     pub screen: String,
     /// Everything it wrote (see [`Term::raw`]).
