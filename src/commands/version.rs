@@ -58,7 +58,8 @@ impl Tabular for VersionReport {
                 s.server.as_str(),
             ]);
         }
-        output::fit(&mut t, &[], 0);
+        // The server's address, then the commits, give way on a narrow terminal.
+        output::fit(&mut t, &[], &[&[4], &[2]], 0);
         t
     }
 }

@@ -67,7 +67,12 @@ pub fn render<T: Serialize + Tabular>(
     out: &mut dyn Write,
 ) -> Result<()> {
     let written = match format {
-        OutputFormat::Table => write!(out, "{}", value.text()),
+        // Tables are laid out to the width already; the prose around them (notes, witnesses,
+        // conditions) is broken at spaces, so that the terminal breaks no word.
+        OutputFormat::Table => match terminal::stdout_width() {
+            Some(width) => write!(out, "{}", terminal::fill_to(&value.text(), width)),
+            None => write!(out, "{}", value.text()),
+        },
         OutputFormat::Markdown => write!(out, "{}", value.markdown()),
         OutputFormat::Json => {
             serde_json::to_writer_pretty(&mut *out, value).map_err(|e| Error::Encode {

@@ -16,6 +16,19 @@ pub fn width() -> Option<usize> {
         .filter(|cols| *cols > 0)
 }
 
+/// The width data on stdout is laid out to: the terminal's, or off a terminal what $COLUMNS
+/// says (none when it says nothing), as kubectl lays out its tables.
+pub fn stdout_width() -> Option<usize> {
+    let stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        return termios::tcgetwinsize(&stdout)
+            .ok()
+            .map(|size| usize::from(size.ws_col))
+            .filter(|cols| *cols > 0);
+    }
+    std::env::var("COLUMNS").ok()?.parse().ok()
+}
+
 /// The terminal's echo as it was before an [`echo`] call, given back when this is dropped.
 #[must_use = "the echo is restored when the guard is dropped"]
 pub struct Echo {

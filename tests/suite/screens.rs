@@ -39,6 +39,24 @@ fn schema_diff_tables_keep_rows_whole_at_every_width() {
             &["VERSION", "WIDGETS-A.YAML", "WIDGETS-B.YAML"],
             &["v1", "served, storage", "served"],
             &["PATH", "CHANGE", "CLASS"],
+            &[".spec.owner", "required added", "breaking"],
+            &[".spec.legacy", "field removed", "breaking"],
+            &[".spec.replicas", "type changed", "breaking"],
+            &[".spec.size", "maximum narrowed", "breaking"],
+            &[".spec.tier", "field added", "compatible"],
+            &["-", "version removed", "breaking", "served"],
+            &[".spec", "CEL rule undecided", "unproven"],
+        ],
+    );
+    // The sources' values go together at 80 columns (as `kubectl get` leaves its wide columns
+    // out) rather than be cut to nothing; from 100 they are there.
+    support::pty::check_at_widths(
+        &[100, 120, 200],
+        &binary(),
+        &args,
+        NO_KUBECONFIG,
+        &schema_data(),
+        &[
             &[
                 ".spec.owner",
                 "required added",
@@ -56,8 +74,6 @@ fn schema_diff_tables_keep_rows_whole_at_every_width() {
             ],
             &[".spec.size", "maximum narrowed", "breaking", "100", "50"],
             &[".spec.tier", "field added", "compatible", "-", "string"],
-            &["-", "version removed", "breaking", "served"],
-            &[".spec", "CEL rule undecided", "unproven"],
         ],
     );
 }
@@ -130,17 +146,29 @@ fn failure_policy_tables_keep_rows_whole_at_every_width() {
         &[
             &[
                 "#",
-                "AT",
                 "POD",
                 "RULE",
                 "ACTION",
                 "COUNTED",
                 "FAILED",
                 "SUCCEEDED",
+                "JOB CONDITIONS",
             ],
-            &["1", "0s", "failed", "1", "Ignore", "no", "0", "0"],
+            &["1", "failed", "1", "Ignore", "no", "0", "0"],
             &["2", "failed", "2", "Count", "yes", "1", "0"],
             &["4", "failed", "2", "Count", "yes", "3", "0"],
+        ],
+    );
+    // When the pods failed and when the next one starts go first on a narrow terminal.
+    support::pty::check_at_widths(
+        &[100, 120, 200],
+        &binary(),
+        &simulate,
+        NO_KUBECONFIG,
+        dir.path(),
+        &[
+            &["#", "AT", "POD", "RULE", "ACTION", "NEXT POD IN"],
+            &["1", "0s", "failed", "1", "Ignore", "no", "0", "0", "10s"],
         ],
     );
     let check = [

@@ -28,6 +28,15 @@ fn conditions_text(conditions: &[Condition]) -> String {
         .join("; ")
 }
 
+/// The index of the column headed `name`, as a group of [`fit`]'s columns to leave out.
+fn table_column(headers: &[&str], name: &str) -> Vec<usize> {
+    headers
+        .iter()
+        .position(|h| *h == name)
+        .into_iter()
+        .collect()
+}
+
 impl Tabular for SimulateReport {
     fn table(&self) -> Table {
         let per_index = self
@@ -45,7 +54,7 @@ impl Tabular for SimulateReport {
             headers.push("index failures");
         }
         headers.extend(["next pod in", "job conditions"]);
-        let mut table = new_table(headers);
+        let mut table = new_table(&headers);
         for s in &self.simulation.steps {
             let mut row = vec![s.outcome.to_string(), format!("{}s", s.at_seconds)];
             if indexed {
@@ -102,9 +111,21 @@ impl Tabular for SimulateReport {
             row.push(if notes.is_empty() { "-".into() } else { notes });
             table.add_row(row);
         }
-        // The last column (conditions and notes) is free text.
+        // The last column (conditions and notes) is free text. On a narrow terminal the
+        // columns the outcome's consequences do not hang on go.
         let last = table.column_count().saturating_sub(1);
-        fit(&mut table, &[last], 0);
+        let column = |name: &str| table_column(&headers, name);
+        fit(
+            &mut table,
+            &[last],
+            &[
+                &column("next pod in"),
+                &column("at"),
+                &column("succeeded"),
+                &column("counted"),
+            ],
+            0,
+        );
         table
     }
 
@@ -159,7 +180,8 @@ impl Tabular for CheckReport {
                 s.consequence.clone().unwrap_or_else(|| "-".into()),
             ]);
         }
-        fit(&mut table, &[0, 3], 0);
+        // Every row is a feature the Job uses: that column goes first.
+        fit(&mut table, &[0, 3], &[&[1]], 0);
         table
     }
 
@@ -333,8 +355,9 @@ impl Tabular for ExplainReport {
                 },
             ]);
         }
-        // Shown indented under "Failed pods:"; exit codes and conditions give way.
-        fit(&mut table, &[2, 3], 2);
+        // Shown indented under "Failed pods:"; exit codes and conditions give way, then
+        // whether it counted, the conditions and the index go.
+        fit(&mut table, &[2, 3], &[&[6], &[3], &[1]], 2);
         table
     }
 
@@ -382,7 +405,7 @@ impl Tabular for ExplainReport {
         for l in &self.limits {
             limits.add_row(limit_row(l));
         }
-        fit(&mut limits, &[3], 2);
+        fit(&mut limits, &[3], &[], 2);
         out += &indent(&trim_lines(&limits.to_string()));
         if self.next.is_empty() {
             out += "\nThe next failure: none, the Job has finished\n";
@@ -414,7 +437,7 @@ impl Tabular for ExplainReport {
             ]);
             next.add_row(row);
         }
-        fit(&mut next, &[then], 2);
+        fit(&mut next, &[then], &[], 2);
         out += &indent(&trim_lines(&next.to_string()));
         out
     }
@@ -436,7 +459,7 @@ impl Tabular for crate::failure_policy::versions::VersionComparison {
                 d.values[1].clone(),
             ]);
         }
-        fit(&mut table, &[2, 3], 0);
+        fit(&mut table, &[2, 3], &[], 0);
         table
     }
 

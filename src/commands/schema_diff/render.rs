@@ -153,7 +153,7 @@ impl ApiReport {
             table.add_row(row);
         }
         // Indented by two under the API's heading.
-        fit(&mut table, &[], 2);
+        fit(&mut table, &[], &[], 2);
         table
     }
 
@@ -199,9 +199,9 @@ impl ApiReport {
                     table.add_row(row);
                 }
                 // Paths, changes and classes are what people scan for: kept whole; the
-                // sources' values give way.
+                // sources' values give way, and on a narrow terminal go, all together.
                 let values: Vec<usize> = (3..3 + labels.len()).collect();
-                fit(&mut table, &values, 2);
+                fit(&mut table, &values, &[&values], 2);
                 let title = match version {
                     Some(v) => format!("version {v}"),
                     None => "the API".to_string(),
@@ -344,7 +344,7 @@ impl Tabular for Report {
                 lcd,
             ]);
         }
-        fit(&mut table, &[], 0);
+        fit(&mut table, &[], &[&[3], &[2]], 0);
         table
     }
 
@@ -466,7 +466,7 @@ impl Tabular for ObjectReport {
                 ]);
             }
         }
-        fit(&mut table, &[0, 4], 0);
+        fit(&mut table, &[0, 4], &[], 0);
         table
     }
 }

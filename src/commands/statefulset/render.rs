@@ -35,7 +35,7 @@ impl Tabular for PlanOutput {
                 ),
             ]);
         }
-        output::fit(&mut t, &[3], 0);
+        output::fit(&mut t, &[3], &[], 0);
         t
     }
 }
@@ -77,7 +77,7 @@ impl Tabular for StatusReport {
                 claims,
             ]);
         }
-        output::fit(&mut t, &[3], 0);
+        output::fit(&mut t, &[3], &[], 0);
         t
     }
 
@@ -136,13 +136,13 @@ impl Tabular for CleanupReport {
                 "StatefulSet (destination)".to_string(),
             ]);
         }
-        output::fit(&mut t, &[], 0);
+        output::fit(&mut t, &[], &[], 0);
         t
     }
 
     fn text(&self) -> String {
         match &self.note {
-            Some(note) => note.clone(),
+            Some(note) => format!("{note}\n"),
             None => output::trim_lines(&self.table().to_string()),
         }
     }
@@ -178,7 +178,7 @@ impl Tabular for Rebuilt {
                 b.original.to_string(),
             ]);
         }
-        output::fit(&mut t, &[], 0);
+        output::fit(&mut t, &[], &[], 0);
         t
     }
 

@@ -51,7 +51,7 @@ impl Tabular for Summary {
                 Cell::new(first_line(set.message.as_deref().unwrap_or(""))),
             ]);
         }
-        output::fit(&mut table, &[3], 0);
+        output::fit(&mut table, &[3], &[&[2]], 0);
         table
     }
 }

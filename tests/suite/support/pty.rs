@@ -153,9 +153,22 @@ impl Term {
         while !reader.is_finished() && Instant::now() < drained {
             std::thread::sleep(Duration::from_millis(20));
         }
+        let (cursor_hidden, wrapped) = {
+            let parser = self.screen.lock().unwrap();
+            let screen = parser.screen();
+            let (_, cols) = screen.size();
+            let wrapped: Vec<String> = screen
+                .rows(0, cols.into())
+                .enumerate()
+                .filter(|(row, _)| screen.row_wrapped(*row as u16))
+                .map(|(_, text)| text)
+                .collect();
+            (screen.hide_cursor(), wrapped)
+        };
         Finished {
             code: status.exit_code(),
-            cursor_hidden: self.screen.lock().unwrap().screen().hide_cursor(),
+            cursor_hidden,
+            wrapped,
             screen: self.screen(),
             raw: self.raw(),
         }
@@ -167,6 +180,9 @@ pub struct Finished {
     pub code: u32,
     /// Whether the program left the terminal's cursor hidden.
     pub cursor_hidden: bool,
+    /// The rows the terminal had to wrap because a line was wider than it (none, in a
+    /// program that lays its output out to the terminal).
+    pub wrapped: Vec<String>,
     /// The final screen (see [`Term::screen`]).
     pub screen: String,
     /// Everything it wrote (see [`Term::raw`]).
@@ -195,9 +211,22 @@ fn run(how: &Spawn<'_>, cols: u16, when: &str) -> Finished {
 }
 
 /// Runs `program args` at 80, 100, 120 and 200 columns with colour on and off, and checks what
-/// people see: each of `rows` on one line, its cells whole and in order; colour present, and
-/// the same screen without it.
+/// people see: each of `rows` on one line, its cells whole and in order; nothing wrapped by the
+/// terminal; colour present, and the same screen without it.
 pub fn check_at_every_width(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    cwd: &Path,
+    rows: &[&[&str]],
+) {
+    check_at_widths(&WIDTHS, program, args, env, cwd, rows);
+}
+
+/// [`check_at_every_width`] at the given widths only: for the cells of columns that a narrower
+/// terminal leaves out.
+pub fn check_at_widths(
+    widths: &[u16],
     program: &Path,
     args: &[&str],
     env: &[(&str, &str)],
@@ -212,7 +241,7 @@ pub fn check_at_every_width(
         cols: 80,
         rows: 120,
     };
-    for cols in WIDTHS {
+    for &cols in widths {
         let coloured = run(&how, cols, "always");
         assert!(
             coloured.raw.contains("\u{1b}[1m"),
@@ -223,6 +252,12 @@ pub fn check_at_every_width(
         assert!(
             !plain.raw.contains("\u{1b}[1m"),
             "colour with --color never"
+        );
+        assert!(
+            coloured.wrapped.is_empty(),
+            "at {cols} columns the terminal wrapped {:?}:\n{}",
+            coloured.wrapped,
+            coloured.screen
         );
         let seen = coloured.screen;
         // Digits aside: a live report's clocks (a Job's elapsed time) may tick between the two
