@@ -1,7 +1,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use colored::Colorize;
 use kubectl_migrate::commands::{Cli, completion};
 use kubectl_migrate::{commands, error::exit};
 
@@ -39,13 +38,8 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
-        // A stop by the user or at a --step pause is a normal end, not a failure.
-        Err(err) if err.exit_code() == exit::STOPPED => {
-            anstream::eprintln!("Stopped: {}", err.report());
-            ExitCode::from(exit::STOPPED)
-        }
         Err(err) => {
-            anstream::eprintln!("{} {}", "error:".red().bold(), err.report());
+            commands::print_end(&err);
             ExitCode::from(err.exit_code())
         }
     }

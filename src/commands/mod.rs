@@ -18,9 +18,10 @@ mod statefulset;
 mod version;
 
 use clap::{Parser, Subcommand};
+use colored::Colorize;
 
 use crate::cli::GlobalArgs;
-use crate::error::Result;
+use crate::error::{Error, Result, exit};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -99,6 +100,18 @@ pub async fn run(cli: Cli) -> Result<u8> {
             .map_err(|e| e.exit_at_least(2)),
         Command::FailurePolicy(args) => failure_policy::exec(&cli.global, &args).await,
     }
+}
+
+/// Says on stderr how a command that did not succeed ended: a stop (a question answered no,
+/// Ctrl-C, a --step pause) as a normal end, anything else as an error; prose broken to the
+/// terminal, the command to run next left whole for copying.
+pub fn print_end(err: &Error) {
+    let text = if err.exit_code() == exit::STOPPED {
+        format!("Stopped: {}", err.report())
+    } else {
+        format!("{} {}", "error:".red().bold(), err.report())
+    };
+    anstream::eprintln!("{}", crate::output::fill_except_indented(&text));
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 pub use progress::{Progress, progress};
 pub use prompt::{confirm, interactive};
 pub use table::{fit, indent, markdown_table, new_table, trim_lines};
-pub use terminal::fill;
+pub use terminal::{fill, fill_except_indented};
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(0);
 

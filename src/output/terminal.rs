@@ -81,6 +81,25 @@ pub fn fill(text: &str) -> String {
     }
 }
 
+/// `text` as [`fill`] gives it, except lines indented by two spaces or more (a command to copy,
+/// such as the resume command under "Resume with:"), which are left whole.
+pub fn fill_except_indented(text: &str) -> String {
+    match width() {
+        Some(width) => text
+            .split('\n')
+            .map(|line| {
+                if line.starts_with("  ") {
+                    line.to_string()
+                } else {
+                    fill_to(line, width)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => text.to_string(),
+    }
+}
+
 /// PURE: `text` with each line broken at spaces to at most `width` columns (a word wider than
 /// that stays whole); a continuation is indented under the text after the line's marker
 /// (`10.`, `->`, `-`), or two columns in from the line.

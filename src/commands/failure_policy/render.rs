@@ -493,6 +493,7 @@ impl Tabular for crate::failure_policy::versions::VersionComparison {
                 f.failed, f.succeeded
             );
         }
+        out.push('\n');
         out
     }
 }
