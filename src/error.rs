@@ -144,6 +144,11 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// Stdout was closed before the data was all written: its reader has what it wanted
+    /// (`| head -1`). `main` ends the process quietly, as SIGPIPE ends kubectl.
+    #[error("stdout was closed before the output was all written")]
+    StdoutClosed,
+
     /// Data could not be written in the chosen format.
     #[error("cannot write the output as {format}")]
     Encode {
@@ -234,6 +239,15 @@ impl Error {
             Error::Stopped { .. } | Error::Cancelled(_) | Error::LeaseLost { .. } => exit::STOPPED,
             Error::PreflightFailed { .. } => exit::PREFLIGHT,
             _ => exit::ERROR,
+        }
+    }
+
+    /// Whether this is (or wraps) [`Error::StdoutClosed`].
+    pub fn is_stdout_closed(&self) -> bool {
+        match self {
+            Error::StdoutClosed => true,
+            Error::WithExitCode { inner, .. } => inner.is_stdout_closed(),
+            _ => false,
         }
     }
 

@@ -38,6 +38,12 @@ fn main() -> ExitCode {
     };
     match runtime.block_on(commands::run(cli)) {
         Ok(code) => ExitCode::from(code),
+        Err(err) if err.is_stdout_closed() => {
+            // Whoever read stdout has what it wanted (`| head -1`): end as kubectl does, killed
+            // by SIGPIPE without a word (141 in a shell).
+            let _ = signal_hook::low_level::emulate_default_handler(signal_hook::consts::SIGPIPE);
+            ExitCode::from(128 + signal_hook::consts::SIGPIPE as u8)
+        }
         Err(err) => {
             commands::print_end(&err);
             ExitCode::from(err.exit_code())

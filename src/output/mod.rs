@@ -52,8 +52,11 @@ pub fn init(color: ColorMode, verbosity: u8) {
     colored::control::set_override(color != ColorMode::Never);
 }
 
-/// The error of a failed write to stdout.
+/// The error of a failed write to stdout: [`Error::StdoutClosed`] when its reader has gone.
 pub fn stdout_error(source: std::io::Error) -> Error {
+    if source.kind() == std::io::ErrorKind::BrokenPipe {
+        return Error::StdoutClosed;
+    }
     Error::Io {
         what: "write to stdout".into(),
         source,
@@ -75,9 +78,15 @@ pub fn render<T: Serialize + Tabular>(
         },
         OutputFormat::Markdown => write!(out, "{}", value.markdown()),
         OutputFormat::Json => {
-            serde_json::to_writer_pretty(&mut *out, value).map_err(|e| Error::Encode {
-                format: "JSON",
-                source: Box::new(e),
+            serde_json::to_writer_pretty(&mut *out, value).map_err(|e| {
+                if e.is_io() {
+                    stdout_error(e.into())
+                } else {
+                    Error::Encode {
+                        format: "JSON",
+                        source: Box::new(e),
+                    }
+                }
             })?;
             writeln!(out)
         }
@@ -193,13 +202,14 @@ mod tests {
         );
     }
 
-    /// A write to a closed pipe names the stream, not "cannot write output".
+    /// A failed write names the stream, not "cannot write output"; a closed pipe is its own
+    /// error, which ends the process quietly.
     #[test]
-    fn a_failed_write_names_stdout() {
-        struct Closed;
-        impl Write for Closed {
+    fn a_failed_write_names_stdout_and_a_closed_pipe_is_told_apart() {
+        struct Failing(std::io::ErrorKind);
+        impl Write for Failing {
             fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-                Err(std::io::ErrorKind::BrokenPipe.into())
+                Err(self.0.into())
             }
             fn flush(&mut self) -> std::io::Result<()> {
                 Ok(())
@@ -209,11 +219,16 @@ mod tests {
             name: "web".into(),
             count: 3,
         };
-        let err = render(&row, OutputFormat::Table, &mut Closed).unwrap_err();
+        let full = std::io::ErrorKind::StorageFull;
+        let err = render(&row, OutputFormat::Table, &mut Failing(full)).unwrap_err();
         assert!(
             err.to_string().starts_with("cannot write to stdout"),
             "{err}"
         );
         assert!(std::error::Error::source(&err).is_some());
+        let closed = std::io::ErrorKind::BrokenPipe;
+        let err = render(&row, OutputFormat::Json, &mut Failing(closed)).unwrap_err();
+        assert!(err.is_stdout_closed(), "{err}");
+        assert!(err.exit_at_least(2).is_stdout_closed());
     }
 }

@@ -320,3 +320,49 @@ fn each_stream_takes_colour_from_its_own_terminal() {
         err_to_file.raw
     );
 }
+
+/// A Job that may fail a thousand times.
+const MANY_RETRIES_JOB: &str = "apiVersion: batch/v1
+kind: Job
+metadata: {name: retries}
+spec:
+  backoffLimit: 100000
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+";
+
+/// A reader that stops early (`| head -1`) ends the command as it ends kubectl: killed by
+/// SIGPIPE (141 in the shell), without a word, whatever the format. The simulation's output is
+/// far larger than a pipe holds, so the write after `head` has gone always fails. (Its
+/// warnings, about outcomes at 0s, are left out of the screen.)
+#[test]
+fn a_reader_that_stops_early_ends_the_output_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("job.yaml"), MANY_RETRIES_JOB).unwrap();
+    let fails = " --fail exit=1".repeat(1000);
+    for (format, first) in [
+        ("json", "{"),
+        ("table", "Job default/retries as Kubernetes"),
+    ] {
+        let script = format!(
+            "{} failure-policy simulate -f job.yaml{fails} -o {format} 2>stderr | head -1; \
+             code=${{PIPESTATUS[0]}}; grep -v '^warning:' stderr; echo \"exit $code\"",
+            binary().display()
+        );
+        let run = Term::spawn(Spawn {
+            program: Path::new("bash"),
+            args: &["-c", &script],
+            env: NO_KUBECONFIG,
+            cwd: Some(dir.path()),
+            cols: 80,
+            rows: 24,
+        })
+        .finish(Duration::from_secs(60));
+        let lines: Vec<&str> = run.screen.lines().collect();
+        assert_eq!(lines.len(), 2, "-o {format}:\n{}", run.screen);
+        assert!(lines[0].starts_with(first), "-o {format}:\n{}", run.screen);
+        assert_eq!(lines[1], "exit 141", "-o {format}:\n{}", run.screen);
+    }
+}
