@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use kubectl_migrate::commands::{Cli, completion};
+use kubectl_migrate::commands::{Cli, completion, print_clap_output};
 use kubectl_migrate::{commands, error::exit};
 
 // schema-diff builds and drops millions of small values across threads; glibc's malloc spent a
@@ -21,7 +21,7 @@ fn main() -> ExitCode {
     let cli = match Cli::try_parse_from(kubectl_migrate::cli::expand_verbosity(args)) {
         Ok(cli) => cli,
         Err(err) => {
-            let _ = err.print();
+            print_clap_output(&err);
             // clap uses 2 for usage errors and 0 for --help/--version.
             return ExitCode::from(err.exit_code() as u8);
         }

@@ -2,6 +2,33 @@
 //! `after_help` of `--help`, and as the DESCRIPTION notes, EXIT STATUS and EXAMPLES sections of
 //! the man pages (`completion::generated_files`).
 
+/// Stands for a space that clap's wrapping of `--help` must not break at: the words of an
+/// example, or of a preformatted line, are joined with it in [`Page::after_help`], and
+/// [`print_clap_output`] writes spaces again. A long example then runs past the edge of a narrow
+/// terminal as one line, as kubectl's do, instead of being wrapped by clap into a second line
+/// that reads like a command of its own.
+const GLUE: char = '\u{a0}';
+
+/// `line` with its leading indentation kept and every other space glued (see [`GLUE`]).
+fn glued(line: &str) -> String {
+    let words = line.trim_start_matches(' ');
+    let indent = &line[..line.len() - words.len()];
+    format!("{indent}{}", words.replace(' ', &GLUE.to_string()))
+}
+
+/// Prints what clap says instead of running (help, the version, a usage error) where clap would
+/// print it, in its colours, with the spaces of [`GLUE`] back. A reader that stops early
+/// (`--help | head`) is no error.
+pub fn print_clap_output(err: &clap::Error) {
+    use std::io::Write;
+    let text = err.render().ansi().to_string().replace(GLUE, " ");
+    let _ = if err.use_stderr() {
+        anstream::stderr().write_all(text.as_bytes())
+    } else {
+        anstream::stdout().write_all(text.as_bytes())
+    };
+}
+
 /// The text after the flags of one command.
 pub struct Page {
     /// Paragraphs (separated by a blank line) that explain more than the flags do. A line that
@@ -23,7 +50,19 @@ impl Page {
     pub fn after_help(&self) -> String {
         let mut parts = Vec::new();
         if !self.notes.is_empty() {
-            parts.push(self.notes.to_string());
+            // Lines that start with two spaces are shown as they are written.
+            let notes: Vec<String> = self
+                .notes
+                .lines()
+                .map(|l| {
+                    if l.starts_with("  ") {
+                        glued(l)
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect();
+            parts.push(notes.join("\n"));
         }
         if !self.exit_codes.is_empty() {
             let like = self
@@ -50,7 +89,11 @@ impl Page {
             parts.push(sentence);
         }
         if !self.examples.is_empty() {
-            let lines: Vec<String> = self.examples.iter().map(|e| format!("  {e}")).collect();
+            let lines: Vec<String> = self
+                .examples
+                .iter()
+                .map(|e| glued(&format!("  {e}")))
+                .collect();
             parts.push(format!("Examples:\n{}", lines.join("\n")));
         }
         parts.join("\n\n")
@@ -264,8 +307,11 @@ mod tests {
 
     #[test]
     fn after_help_says_codes_in_one_sentence_then_the_examples() {
+        let text = STATEFULSET.after_help();
+        // An example's words are glued, so that clap does not wrap it.
+        assert!(text.contains(&format!("  kubectl{GLUE}migrate{GLUE}statefulset{GLUE}web")));
         assert_eq!(
-            STATEFULSET.after_help(),
+            text.replace(GLUE, " "),
             "Exit codes: 0 done; 1 error; 2 usage; 3 stopped by the user, at a --step pause or \
              on losing the lease (rerun to resume); 4 preflight failed (nothing written). With \
              -l or --all the exit code is that of the first set (by name) that did not \
@@ -283,7 +329,7 @@ mod tests {
                 && schema_diff.contains("; 2 or more: an error (bad input"),
             "{schema_diff}"
         );
-        assert!(ROOT.after_help().starts_with(
+        assert!(ROOT.after_help().replace(GLUE, " ").starts_with(
             "Exit codes: 0 success; 1 error; 2 usage error. Subcommands document their own \
              additions.\n\nExamples:\n  kubectl migrate statefulset"
         ));

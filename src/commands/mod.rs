@@ -17,6 +17,8 @@ mod schema_diff;
 mod statefulset;
 mod version;
 
+pub use help::print_clap_output;
+
 use clap::{Parser, Subcommand};
 use colored::Colorize;
 

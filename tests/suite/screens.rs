@@ -366,3 +366,38 @@ fn a_reader_that_stops_early_ends_the_output_quietly() {
         assert_eq!(lines[1], "exit 141", "-o {format}:\n{}", run.screen);
     }
 }
+
+/// `--help` at 80 columns: clap wraps the descriptions, but an example is one command and is
+/// never re-wrapped into a second line that reads like a command of its own (kubectl never
+/// re-wraps its examples): a long one runs past the edge, where the terminal continues it.
+#[test]
+fn help_keeps_each_example_one_line() {
+    let run = Term::spawn(Spawn {
+        program: &binary(),
+        args: &["statefulset", "--help"],
+        env: NO_KUBECONFIG,
+        cwd: None,
+        cols: 80,
+        rows: 200,
+    })
+    .finish(Duration::from_secs(60));
+    assert_eq!(run.code, 0, "{}", run.screen);
+    let examples = run
+        .screen
+        .split_once("\nExamples:\n")
+        .unwrap_or_else(|| panic!("no examples:\n{}", run.screen))
+        .1;
+    let long = "  kubectl migrate statefulset -l tier=db -n shop --context a --to-context b --parallel 2 --yes";
+    for line in examples.lines() {
+        assert!(
+            line.starts_with("  kubectl migrate ") || long.ends_with(line),
+            "a line of the examples is no command:\n{examples}"
+        );
+    }
+    // The long example is continued by the terminal, so it copies back as one line.
+    assert!(
+        run.wrapped.iter().any(|row| row == &long[..80]),
+        "{}",
+        run.screen
+    );
+}
