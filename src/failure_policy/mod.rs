@@ -145,7 +145,9 @@ pub fn invalid_job_message(job: &Job, problems: &[check::Problem]) -> String {
     }
 }
 
-/// A server-side dry-run create of `job` in `namespace`.
+/// A server-side dry-run create of `job` in `namespace`. A Job of the same name there does not
+/// change the verdict: the server judges the object (validation, then admission) before it
+/// looks for the name, so a name that is taken is only refused once the rest was accepted.
 pub async fn server_dry_run(
     cluster: &Cluster,
     job: &Job,
@@ -170,6 +172,16 @@ pub async fn server_dry_run(
                 "namespace {namespace:?} does not exist in {}: the dry run creates the Job there; pass -n NAMESPACE with one that exists",
                 cluster.context
             )))
+        }
+        Err(kube::Error::Api(s)) if s.code == 409 && s.reason == "AlreadyExists" => {
+            Ok(report::ServerVerdict {
+                context: cluster.context.clone(),
+                accepted: true,
+                message: Some(format!(
+                    "a Job named {:?} exists in {namespace} already; creating this one needs the name free",
+                    job.metadata.name.as_deref().unwrap_or_default()
+                )),
+            })
         }
         Err(kube::Error::Api(s)) if s.code == 422 || s.code == 400 => Ok(report::ServerVerdict {
             context: cluster.context.clone(),

@@ -36,6 +36,7 @@ impl SimulateReport {
 pub struct ServerVerdict {
     pub context: String,
     pub accepted: bool,
+    /// Why the server rejected it; or, accepted, what else to know (the name is taken).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }

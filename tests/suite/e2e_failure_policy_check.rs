@@ -864,3 +864,29 @@ fn simulate_with_two_contexts_takes_each_clusters_version() {
         ran.stderr
     );
 }
+
+/// A Job of the same name in the namespace does not change the verdict: the server judges the
+/// object before it looks for the name, so the dry-run of a valid Job is accepted, with a note
+/// that creating it needs the name free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_of_the_same_name_in_the_namespace_does_not_change_the_verdict() {
+    let client = client(CONTEXT_B).await;
+    let ns = TestNamespace::create(&client, CONTEXT_B, "fp-taken").await;
+    let path = data_dir().join(VALID[0]);
+    let job = read_job(&path).unwrap().job;
+    Api::<Job>::namespaced(client.clone(), &ns.name)
+        .create(&PostParams::default(), &job)
+        .await
+        .unwrap();
+    let ns_name = ns.name.clone();
+    let (code, report, stderr) =
+        tokio::task::spawn_blocking(move || check_on_cluster(&path, &ns_name))
+            .await
+            .unwrap();
+    assert_eq!(code, Some(0), "{report}; stderr: {stderr}");
+    let text = report.to_string();
+    assert!(
+        text.contains("\"accepted\":true") && text.contains("exists in"),
+        "{report}"
+    );
+}

@@ -24,23 +24,35 @@ pub struct Args {
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum Sub {
     /// Play a scenario of pod outcomes through the Job controller's decisions
-    #[command(after_help = super::help::SIMULATE.after_help())]
+    #[command(
+        after_help = super::help::SIMULATE.after_help(),
+        mut_arg("k8s_version", |a| a.help(
+            "Decide as this Kubernetes version does (1.26 to 1.36; default: the newest; with \
+             --context, the cluster's own). Given twice (or --context twice): both, side by \
+             side, where they decide differently"
+        ))
+    )]
     Simulate(SimulateArgs),
     /// Explain a live Job: each failed pod's rule, how close it is to each limit, and what the
     /// next failure of each common kind would do
     #[command(after_help = super::help::EXPLAIN.after_help())]
     Explain(ExplainArgs),
     /// Validate a Job's failure handling by the API server's rules, and check feature support
-    #[command(after_help = super::help::CHECK.after_help())]
+    #[command(
+        after_help = super::help::CHECK.after_help(),
+        mut_arg("k8s_version", |a| a.help(
+            "Validate as this Kubernetes version does and say which features it has on (1.26 \
+             to 1.36; default: the newest). With --context instead, the cluster's own version, \
+             and its API server dry-runs the Job too"
+        ))
+    )]
     Check(CheckArgs),
 }
 
 /// Which version's semantics to use.
 #[derive(Debug, Clone, clap::Args)]
 pub struct VersionChoice {
-    /// Decide as this Kubernetes version does (1.26 to 1.36; default: the newest). With
-    /// --context, the cluster's own version is used. simulate takes two (or two --context) and
-    /// shows where they decide differently
+    /// The Kubernetes version to decide as (each command says how it uses it)
     #[arg(long, value_name = "X.Y", conflicts_with = "contexts")]
     pub k8s_version: Vec<String>,
 }

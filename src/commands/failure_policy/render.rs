@@ -232,7 +232,12 @@ impl Tabular for CheckReport {
                 "\nServer dry-run on {}: {}\n",
                 s.context,
                 if s.accepted {
-                    "accepted".green().to_string()
+                    let note = s
+                        .message
+                        .as_ref()
+                        .map(|m| format!(" ({m})"))
+                        .unwrap_or_default();
+                    format!("{}{note}", "accepted".green())
                 } else {
                     format!(
                         "{} {}",
