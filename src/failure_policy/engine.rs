@@ -211,18 +211,22 @@ pub struct Condition {
     pub message: String,
 }
 
-/// One line of the timeline.
+/// One line of the timeline: an outcome of the scenario, or an event that happens on its own
+/// (the Job's deadline passing).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Step {
-    /// 1-based position in the scenario.
-    pub outcome: usize,
+    /// 1-based position in the scenario; `None` for an event (`result` says which).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub index: Option<i32>,
     /// Seconds since the Job started.
     pub at_seconds: u64,
     pub pod: String,
-    /// `failed`, `succeeded`, or `skipped` (the Job or index had already finished).
+    /// `failed`, `succeeded`, `restarted` (a container of a running pod, restartPolicy
+    /// OnFailure), `skipped` (the Job or index had already finished), or the event `deadline`
+    /// (activeDeadlineSeconds passed).
     pub result: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyMatch>,
@@ -328,6 +332,12 @@ struct Sim<'a> {
     /// When the replacement of a failed pod is created, per index (None: the one pod of a Job
     /// with parallelism 1), and after what delay: an outcome for that pod cannot come earlier.
     replaced_at: BTreeMap<Option<i32>, (u64, u64)>,
+    /// Pods not re-created yet because of the Job's re-creation backoff, and when they all
+    /// come (the backoff is one record for the whole Job).
+    missing: i32,
+    missing_until: u64,
+    /// The same per index, when the backoff is per index (backoffLimitPerIndex).
+    index_missing_until: BTreeMap<i32, u64>,
 }
 
 /// Where a live Job stands, for "what would the next failure do" (explain).
@@ -350,6 +360,8 @@ pub fn simulate(job: &JobModel, sem: &Semantics, outcomes: &[Outcome]) -> Simula
 }
 
 /// Runs the scenario from a given state.
+/// Pods that get no outcome keep running, so a Job with activeDeadlineSeconds that the outcomes
+/// do not finish ends at its deadline: the last step is then that event.
 pub fn simulate_from(
     job: &JobModel,
     sem: &Semantics,
@@ -357,11 +369,13 @@ pub fn simulate_from(
     outcomes: &[Outcome],
 ) -> Simulation {
     let mut sim = Sim::new(job, sem, start);
-    let steps = outcomes
-        .iter()
-        .enumerate()
-        .map(|(n, outcome)| sim.apply(n + 1, outcome))
-        .collect();
+    let mut steps = Vec::with_capacity(outcomes.len() + 1);
+    for (n, outcome) in outcomes.iter().enumerate() {
+        let at = sim.now.saturating_add(outcome.after_seconds);
+        steps.extend(sim.deadline_passes(Some(at)));
+        steps.push(sim.apply(n + 1, outcome));
+    }
+    steps.extend(sim.deadline_passes(None));
     Simulation {
         steps,
         final_status: sim.final_status(),
@@ -401,6 +415,9 @@ impl<'a> Sim<'a> {
             last_was_success: false,
             work_queue_running: job.parallelism,
             replaced_at: BTreeMap::new(),
+            missing: 0,
+            missing_until: 0,
+            index_missing_until: BTreeMap::new(),
         };
         if job.indexed {
             // Without the per-index feature the controller ignores status.failedIndexes
@@ -431,23 +448,9 @@ impl<'a> Sim<'a> {
         // Saturating: times past u64::MAX seconds only matter against the deadline, which
         // they are past anyway.
         self.now = self.now.saturating_add(outcome.after_seconds);
-        let mut step = Step {
-            outcome: number,
-            index: outcome.index,
-            at_seconds: self.now,
-            pod: self.pod_name(outcome.index),
-            result: String::new(),
-            policy: None,
-            counted: false,
-            failed: self.failed,
-            succeeded: self.succeeded,
-            index_failures: None,
-            index_failed: None,
-            backoff_seconds: None,
-            conditions_added: Vec::new(),
-            note: None,
-            warning: None,
-        };
+        let mut step = self.step(Some(number), self.now, String::new());
+        step.index = outcome.index;
+        step.pod = self.pod_name(outcome.index);
         if self.one_slot(outcome.index)
             && let Some((created, delay)) = self.replaced_at.remove(&outcome.index)
             && self.now < created
@@ -455,18 +458,6 @@ impl<'a> Sim<'a> {
             step.warning = Some(format!(
                 "outcome {number} at {}s is before its pod can exist: the controller creates it at {created}s, {delay}s after the failure before (add to its after)",
                 self.now
-            ));
-        }
-        // The deadline fires on its own, before this pod finishes.
-        self.others_active = self.active();
-        if !self.finished
-            && let Some(deadline) = self.job.active_deadline_seconds
-            && self.now >= deadline as u64
-        {
-            let added = self.finish_failed(reasons::DEADLINE.0, reasons::DEADLINE.1.to_string());
-            step.conditions_added.extend(added);
-            step.note = Some(format!(
-                "the deadline passed at {deadline}s, before this pod finished"
             ));
         }
         if self.finished {
@@ -485,6 +476,8 @@ impl<'a> Sim<'a> {
         self.pods_created += 1;
         // Every slot is filled when a pod finishes (the differential harness waits for that);
         // the pod that finishes here is no longer one of them.
+        self.missing = 0;
+        self.index_missing_until.clear();
         self.others_active = (self.active() - 1).max(0);
         self.last_was_success = outcome.result == PodResult::Succeeded;
         match &outcome.result {
@@ -600,12 +593,85 @@ impl<'a> Sim<'a> {
         }
         step.failed = self.failed;
         step.succeeded = self.succeeded;
-        if let Some(delay) = step.backoff_seconds
-            && self.one_slot(index)
-        {
-            self.replaced_at
-                .insert(index, (step.at_seconds + delay, delay));
+        if let Some(delay) = step.backoff_seconds {
+            let due = step.at_seconds.saturating_add(delay);
+            if self.one_slot(index) {
+                self.replaced_at.insert(index, (due, delay));
+            }
+            match index {
+                Some(i) if step.index_failures.is_some() => {
+                    self.index_missing_until.insert(i, due);
+                }
+                _ => {
+                    self.missing += 1;
+                    self.missing_until = due;
+                }
+            }
         }
+    }
+
+    /// The Job's deadline, if it passes before `until` (or at all, with `None`: the pods
+    /// without an outcome keep running): the Job fails then, and the pods running at that
+    /// moment are deleted and counted. A pod still waiting out its re-creation backoff does not
+    /// exist yet, so it is not counted.
+    fn deadline_passes(&mut self, until: Option<u64>) -> Option<Step> {
+        let deadline = u64::try_from(self.job.active_deadline_seconds?).ok()?;
+        if self.finished || until.is_some_and(|t| t < deadline) {
+            return None;
+        }
+        let at = deadline.max(self.now);
+        let running = self.running_at(at);
+        self.others_active = running;
+        let added = self.finish_failed(reasons::DEADLINE.0, reasons::DEADLINE.1.to_string());
+        let note = match running {
+            0 => format!(
+                "activeDeadlineSeconds ({deadline}s) passed while no pod was running (the next was still waiting out its re-creation backoff)"
+            ),
+            n => format!(
+                "activeDeadlineSeconds ({deadline}s) passed: the controller deleted the {n} running pod(s) and counted them as failed"
+            ),
+        };
+        let mut step = self.step(None, at, "deadline".into());
+        step.conditions_added = added;
+        step.note = Some(note);
+        Some(step)
+    }
+
+    /// A step at `at` with the Job's counts as they are, nothing decided yet.
+    fn step(&self, outcome: Option<usize>, at: u64, result: String) -> Step {
+        Step {
+            outcome,
+            index: None,
+            at_seconds: at,
+            pod: String::new(),
+            result,
+            policy: None,
+            counted: false,
+            failed: self.failed,
+            succeeded: self.succeeded,
+            index_failures: None,
+            index_failed: None,
+            backoff_seconds: None,
+            conditions_added: Vec::new(),
+            note: None,
+            warning: None,
+        }
+    }
+
+    /// Pods running at `at`: the ones the controller wants, less those it has not re-created
+    /// yet.
+    fn running_at(&self, at: u64) -> i32 {
+        let missing = if at < self.missing_until {
+            self.missing
+        } else {
+            0
+        };
+        let index_missing = self
+            .index_missing_until
+            .iter()
+            .filter(|&(i, &due)| due > at && self.indexes.get(i) == Some(&IndexState::Pending))
+            .count() as i32;
+        (self.active() - missing - index_missing).max(0)
     }
 
     /// The Job's status after the last outcome.

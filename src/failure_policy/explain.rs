@@ -419,7 +419,12 @@ fn next_failures(
                     after_seconds: 0,
                 }],
             );
-            let step = &sim.steps[0];
+            // The failure's own step (a deadline already past comes before it).
+            let step = sim
+                .steps
+                .iter()
+                .find(|s| s.outcome == Some(1))
+                .expect("one step per outcome");
             let policy = step.policy.clone();
             report::NextFailure {
                 failure: what.to_string(),

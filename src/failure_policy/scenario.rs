@@ -6,7 +6,8 @@
 //! ```yaml
 //! outcomes:                 # in order, one pod each
 //! - index: 0                # Indexed Jobs: which index's pod
-//!   after: 30s              # optional: time since the previous outcome (deadline, backoff)
+//!   after: 30s              # optional: time since the previous outcome (deadline, backoff);
+//!                           # pods without an outcome keep running until the deadline, if any
 //!   fail:
 //!     exitCodes: {main: 137, sidecar: 0}    # terminated containers
 //!     initExitCodes: {setup: 5}             # terminated init containers

@@ -87,11 +87,11 @@ pub fn compare(labels: [String; 2], simulations: [SimulateReport; 2]) -> Version
     let [a, b] = &simulations;
     let mut differences = Vec::new();
     let (sa, sb) = (&a.simulation.steps, &b.simulation.steps);
-    for (n, (x, y)) in sa.iter().zip(sb).enumerate() {
+    for (x, y) in sa.iter().zip(sb) {
         for ((what, left), (_, right)) in step_aspects(x).into_iter().zip(step_aspects(y)) {
             if left != right {
                 differences.push(Difference {
-                    outcome: Some(n + 1),
+                    outcome: x.outcome.or(y.outcome),
                     what: what.into(),
                     values: [left, right],
                 });

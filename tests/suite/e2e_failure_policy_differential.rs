@@ -301,25 +301,19 @@ fn predict(
         .outcomes;
     let outcomes = scenario::resolve(&specs, &model).unwrap_or_else(|e| panic!("{name}: {e}"));
     let sim = engine::simulate(&model, semantics, &outcomes);
-    let mut rename: Vec<(String, String)> = Vec::new();
-    for step in &sim.steps {
-        rename.push((
-            format!("{}/{} ", model.namespace, step.pod),
-            format!("<namespace>/<pod:{}> ", step.outcome - 1),
-        ));
-    }
     let normalise = |message: &str| {
         // Each FailJob message names the pod of the step that matched; its outcome number is
         // recorded with the step.
         for step in &sim.steps {
-            if step
-                .policy
-                .as_ref()
-                .and_then(|p| p.fail_job_message.as_deref())
-                == Some(message)
+            if let Some(n) = step.outcome
+                && step
+                    .policy
+                    .as_ref()
+                    .and_then(|p| p.fail_job_message.as_deref())
+                    == Some(message)
             {
-                let (from, to) = &rename[step.outcome - 1];
-                return message.replacen(from.as_str(), to, 1);
+                let from = format!("{}/{} ", model.namespace, step.pod);
+                return message.replacen(&from, &format!("<namespace>/<pod:{}> ", n - 1), 1);
             }
         }
         message.to_string()
@@ -348,6 +342,12 @@ fn predict(
     let mut finished = false;
     let mut finishing = Vec::new();
     for step in &sim.steps {
+        // An event (the deadline) has no line of its own: the harness sees it as the Job's
+        // conditions and as the outcomes after it being skipped.
+        let Some(number) = step.outcome else {
+            finished |= !step.conditions_added.is_empty();
+            continue;
+        };
         let applied = step.result != "skipped";
         let after = if applied && !finished && step.conditions_added.is_empty() {
             format!(" failed={} succeeded={}", step.failed, step.succeeded)
@@ -359,7 +359,7 @@ fn predict(
                 lines.len(),
                 format!(
                     "outcome {}: applied failed={} succeeded={}",
-                    step.outcome - 1,
+                    number - 1,
                     step.failed,
                     step.succeeded
                 ),
@@ -368,7 +368,7 @@ fn predict(
         finished |= !step.conditions_added.is_empty();
         lines.push(format!(
             "outcome {}: {}{after}",
-            step.outcome - 1,
+            number - 1,
             if applied { "applied" } else { "skipped" }
         ));
     }

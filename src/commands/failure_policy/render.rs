@@ -56,7 +56,10 @@ impl Tabular for SimulateReport {
         headers.extend(["next pod in", "job conditions"]);
         let mut table = new_table(&headers);
         for s in &self.simulation.steps {
-            let mut row = vec![s.outcome.to_string(), format!("{}s", s.at_seconds)];
+            let mut row = vec![
+                s.outcome.map_or_else(|| "-".into(), |n| n.to_string()),
+                format!("{}s", s.at_seconds),
+            ];
             if indexed {
                 row.push(s.index.map(|i| i.to_string()).unwrap_or_else(|| "-".into()));
             }

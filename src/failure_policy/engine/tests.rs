@@ -1643,12 +1643,17 @@ mod sync_job_past_deadline {
     const DEADLINE_MESSAGE: &str = "Job was active longer than specified deadline";
 
     /// TestSyncJobPastDeadline: "activeDeadlineSeconds less than single pod execution". The
-    /// one active pod is still running at 15 s: deleted, and counted as failed.
+    /// one active pod is still running at 10 s: deleted, and counted as failed.
     #[test]
     fn active_deadline_seconds_less_than_single_pod_execution() {
         let job = new_job(1, 1, 6, 10);
         let sim = simulate(&job, &sem(false, false), &[after(15, succeeded(None))]);
-        assert_eq!(sim.steps[0].result, "skipped");
+        let results: Vec<(Option<usize>, u64, &str)> = sim
+            .steps
+            .iter()
+            .map(|s| (s.outcome, s.at_seconds, s.result.as_str()))
+            .collect();
+        assert_eq!(results, [(None, 10, "deadline"), (Some(1), 15, "skipped")]);
         let f = &sim.final_status;
         assert_eq!(
             f.conditions,
@@ -1667,7 +1672,8 @@ mod sync_job_past_deadline {
             &sem(false, false),
             &[after(5, succeeded(None)), after(10, succeeded(None))],
         );
-        assert_eq!(sim.steps[1].result, "skipped");
+        assert_eq!(sim.steps[1].result, "deadline");
+        assert_eq!(sim.steps[2].result, "skipped");
         let f = &sim.final_status;
         assert_eq!(
             f.conditions,
@@ -1999,7 +2005,8 @@ mod fuzzed {
         assert_eq!(sim.final_status.succeeded, 2);
         let with_deadline = job(json!({"completions": 2, "activeDeadlineSeconds": 10}));
         let sim = simulate(&with_deadline, &Semantics::newest(), &outcomes);
-        assert_eq!(sim.steps[1].at_seconds, u64::MAX);
+        let at: Vec<u64> = sim.steps.iter().map(|s| s.at_seconds).collect();
+        assert_eq!(at, [10, huge, u64::MAX]);
         assert_eq!(
             sim.final_status.conditions.last(),
             Some(&condition(
@@ -2008,5 +2015,180 @@ mod fuzzed {
                 "Job was active longer than specified deadline"
             ))
         );
+    }
+}
+
+/// Not upstream cases: activeDeadlineSeconds as an event in time (issue 32, item 1), each held
+/// to the real controller by a scenario of tests/data/failure-policy/ (named in the comment).
+mod deadline_as_an_event {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const DEADLINE_MESSAGE: &str = "Job was active longer than specified deadline";
+
+    fn exit_1() -> Outcome {
+        failed(None, mypod(vec![terminated("", 1)], vec![]))
+    }
+
+    /// deadline-replacement-due-after-deadline.yaml: the second failure's replacement is due at
+    /// 35 s (20 s backoff), after the deadline at 25 s: when the deadline passes no pod runs,
+    /// so nothing is deleted and the third outcome never happens.
+    #[test]
+    fn a_replacement_due_after_the_deadline_is_never_created_nor_counted() {
+        let job = job(json!({"backoffLimit": 6, "activeDeadlineSeconds": 25}));
+        let sim = simulate(
+            &job,
+            &Semantics::newest(),
+            &[exit_1(), after(15, exit_1()), after(20, succeeded(None))],
+        );
+        let results: Vec<(Option<usize>, u64, &str, i32)> = sim
+            .steps
+            .iter()
+            .map(|s| (s.outcome, s.at_seconds, s.result.as_str(), s.failed))
+            .collect();
+        assert_eq!(
+            results,
+            [
+                (Some(1), 0, "failed", 1),
+                (Some(2), 15, "failed", 2),
+                (None, 25, "deadline", 2),
+                (Some(3), 35, "skipped", 2),
+            ]
+        );
+        assert_eq!(sim.steps[1].backoff_seconds, Some(20));
+        assert_eq!(
+            sim.final_status.conditions,
+            [
+                condition("FailureTarget", "DeadlineExceeded", DEADLINE_MESSAGE),
+                condition("Failed", "DeadlineExceeded", DEADLINE_MESSAGE),
+            ]
+        );
+        assert_eq!((sim.final_status.failed, sim.final_status.active), (2, 0));
+    }
+
+    /// deadline-without-a-later-outcome.yaml: no outcome comes after the deadline, and the Job
+    /// fails at it all the same.
+    #[test]
+    fn the_deadline_passes_without_an_outcome_after_it() {
+        let job = job(json!({"backoffLimit": 6, "activeDeadlineSeconds": 25}));
+        let sim = simulate(&job, &Semantics::newest(), &[exit_1(), after(14, exit_1())]);
+        let last = sim.steps.last().unwrap();
+        assert_eq!(
+            (last.outcome, last.at_seconds, last.result.as_str()),
+            (None, 25, "deadline")
+        );
+        assert_eq!(
+            sim.final_status.conditions.last(),
+            Some(&condition("Failed", "DeadlineExceeded", DEADLINE_MESSAGE))
+        );
+        assert_eq!(sim.final_status.failed, 2);
+    }
+
+    /// deadline-deletes-running-pods.yaml: two pods run at the deadline (one a replacement
+    /// created after its 10 s backoff): both are deleted and counted.
+    #[test]
+    fn pods_running_at_the_deadline_are_deleted_and_counted() {
+        let job = job(json!({"completions": 2, "parallelism": 2, "activeDeadlineSeconds": 20}));
+        let sim = simulate(&job, &Semantics::for_minor(30).unwrap(), &[exit_1()]);
+        let last = sim.steps.last().unwrap();
+        assert_eq!((last.result.as_str(), last.failed), ("deadline", 3));
+        // 1.30: Failed at once, without FailureTarget.
+        assert_eq!(
+            sim.final_status.conditions,
+            [condition("Failed", "DeadlineExceeded", DEADLINE_MESSAGE)]
+        );
+    }
+
+    /// A Job without a deadline that the outcomes do not finish is still running.
+    #[test]
+    fn without_a_deadline_nothing_happens_on_its_own() {
+        let sim = simulate(&job(json!({})), &Semantics::newest(), &[exit_1()]);
+        assert_eq!(sim.steps.len(), 1);
+        assert!(sim.final_status.conditions.is_empty());
+        assert_eq!(sim.final_status.active, 1);
+    }
+
+    fn outcome() -> impl Strategy<Value = Outcome> {
+        (0u64..40, any::<bool>(), 0i32..3).prop_map(|(after_seconds, succeed, code)| Outcome {
+            index: None,
+            result: if succeed {
+                PodResult::Succeeded
+            } else {
+                PodResult::Failed(mypod(vec![terminated("", code)], vec![]))
+            },
+            after_seconds,
+        })
+    }
+
+    proptest! {
+        /// For any NonIndexed Job with a deadline and any outcomes: the Job always ends; at
+        /// most one deadline event, at exactly the deadline, after which every outcome is
+        /// skipped; it adds exactly the pods running then (never more than parallelism) to
+        /// failed; and a Job the outcomes end before the deadline has no deadline event.
+        #[test]
+        fn the_deadline_is_one_event_at_its_time(
+            parallelism in 1i32..4,
+            completions in 1i32..4,
+            backoff_limit in 0i32..4,
+            deadline in 1i64..120,
+            outcomes in proptest::collection::vec(outcome(), 0..8),
+            minor in 30u32..=36,
+        ) {
+            let job = job(json!({
+                "parallelism": parallelism,
+                "completions": completions,
+                "backoffLimit": backoff_limit,
+                "activeDeadlineSeconds": deadline,
+            }));
+            let sem = Semantics::for_minor(minor).unwrap();
+            let sim = simulate(&job, &sem, &outcomes);
+            prop_assert!(
+                sim.final_status.conditions.iter().any(|c| c.type_ == "Failed" || c.type_ == "Complete"),
+                "the Job did not end: {:?}", sim.final_status
+            );
+            let events: Vec<usize> = sim.steps.iter().enumerate()
+                .filter(|(_, s)| s.outcome.is_none()).map(|(n, _)| n).collect();
+            prop_assert!(events.len() <= 1);
+            prop_assert_eq!(sim.steps.len(), outcomes.len() + events.len());
+            if let Some(&n) = events.first() {
+                let event = &sim.steps[n];
+                prop_assert_eq!(event.at_seconds, deadline as u64);
+                prop_assert_eq!(event.result.as_str(), "deadline");
+                let before = if n == 0 { 0 } else { sim.steps[n - 1].failed };
+                let deleted = event.failed - before;
+                prop_assert!((0..=parallelism).contains(&deleted), "deleted {}", deleted);
+                prop_assert!(sim.steps[n + 1..].iter().all(|s| s.result == "skipped"));
+                prop_assert!(sim.steps[..n].iter().all(|s| s.at_seconds < deadline as u64));
+                prop_assert_eq!(
+                    sim.final_status.conditions.last().map(|c| c.reason.as_str()),
+                    Some("DeadlineExceeded")
+                );
+            } else {
+                prop_assert!(sim.final_status.conditions.iter().all(|c| c.reason != "DeadlineExceeded"));
+            }
+        }
+
+        /// A deadline later than every outcome changes nothing the outcomes decided: the same
+        /// steps, then at most the deadline event.
+        #[test]
+        fn a_late_deadline_changes_no_outcome(
+            parallelism in 1i32..4,
+            completions in 1i32..4,
+            outcomes in proptest::collection::vec(outcome(), 0..8),
+        ) {
+            let spec = json!({"parallelism": parallelism, "completions": completions});
+            let total: u64 = outcomes.iter().map(|o| o.after_seconds).sum();
+            let mut with_deadline = spec.clone();
+            with_deadline["activeDeadlineSeconds"] = json!(total + 1);
+            let sem = Semantics::newest();
+            let plain = simulate(&job(spec), &sem, &outcomes);
+            let timed = simulate(&job(with_deadline), &sem, &outcomes);
+            prop_assert_eq!(&timed.steps[..outcomes.len()], &plain.steps[..]);
+            prop_assert_eq!(
+                timed.steps.len() > outcomes.len(),
+                plain.final_status.conditions.is_empty()
+            );
+        }
     }
 }

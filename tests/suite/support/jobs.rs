@@ -38,14 +38,17 @@
 //! quiescent: nothing uncounted, and exactly as many Running pods as the controller wants
 //! (manageJob's wantActive, limited for Indexed Jobs by the indexes neither succeeded nor
 //! failed), so the pods present when an outcome lands never depend on timing (replacement
-//! pods come after the 10 s, 20 s, ... re-creation backoff). After it, the harness waits until
+//! pods come after the 10 s, 20 s, ... re-creation backoff), and until the outcome is due: the
+//! sum of the `after`s so far, counted from the Job's `status.startTime` (the origin of
+//! activeDeadlineSeconds too; a scenario leaves a few seconds of margin around the deadline and
+//! the backoffs). After it, the harness waits until
 //! the controller has accounted for the pod (its `batch.kubernetes.io/job-tracking` finalizer is
 //! gone and `uncountedTerminatedPods` is empty) or the Job has a FailureTarget, Failed,
 //! SuccessCriteriaMet or Complete condition; from then on the remaining outcomes are skipped.
 //!
 //! The end is stable when the Job has Failed or Complete with nothing uncounted and no pod
-//! terminating (unchanged for 1 s), or, without any ending condition, is quiescent and unchanged
-//! for 3 s. When a Job ends, the controller deletes its active pods; KWOK's `pod-delete` stage
+//! terminating (unchanged for 1 s), or, without any ending condition and without
+//! activeDeadlineSeconds (which ends the Job in time), is quiescent and unchanged for 3 s. When a Job ends, the controller deletes its active pods; KWOK's `pod-delete` stage
 //! force-deletes them and they go once the controller drops their finalizer. They count as
 //! failed (through the pod failure policy) except after SuccessCriteriaMet.
 //!
@@ -228,9 +231,17 @@ pub async fn run_scenario_and(
     };
     let mut records = Vec::new();
     let mut ended: Option<String> = None;
+    // Seconds from the Job's startTime (the origin of activeDeadlineSeconds too) at which each
+    // outcome is due: the sum of the `after`s so far.
+    let mut due_seconds = 0u64;
     for (k, outcome) in file.scenario.outcomes.iter().enumerate() {
+        if let Some(after) = &outcome.after {
+            due_seconds += kubectl_migrate::duration::parse(after)
+                .unwrap_or_else(|e| panic!("{name}: outcome {k}: after: {e}"))
+                .as_secs();
+        }
         let pod = match &ended {
-            None => match run.wait_for_target_pod(k, outcome).await {
+            None => match run.wait_for_target_pod(k, outcome, due_seconds).await {
                 Ok(pod) => Some(pod),
                 Err(why) => {
                     ended = Some(why);
@@ -522,15 +533,32 @@ impl Run {
         );
     }
 
-    /// The Running pod for outcome `k` once the Job is quiescent, or Err(condition types) when
-    /// the Job already has an ending condition.
-    async fn wait_for_target_pod(&self, k: usize, outcome: &Outcome) -> Result<Pod, String> {
+    /// The Running pod for outcome `k` once the Job is quiescent and `due_seconds` have passed
+    /// since its startTime, or Err(condition types) when the Job already has an ending
+    /// condition (activeDeadlineSeconds may pass while waiting).
+    async fn wait_for_target_pod(
+        &self,
+        k: usize,
+        outcome: &Outcome,
+        due_seconds: u64,
+    ) -> Result<Pod, String> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
         loop {
             let job = self.job().await;
             if let Some(ending) = has_true_condition(&job, &ENDING_CONDITIONS) {
                 return Err(ending);
             }
+            let started = job
+                .status
+                .as_ref()
+                .and_then(|s| s.start_time.as_ref())
+                .map(|t| t.0);
+            let due = started.is_some_and(|t| {
+                k8s_openapi::jiff::Timestamp::now()
+                    .duration_since(t)
+                    .as_secs()
+                    >= due_seconds as i64
+            });
             let indexed = is_indexed(&job);
             assert_eq!(
                 indexed,
@@ -551,7 +579,7 @@ impl Run {
                 );
             }
             let pods = self.job_pods().await;
-            if quiescent(&job, &pods) {
+            if due && quiescent(&job, &pods) {
                 let mut candidates: Vec<&Pod> = pods
                     .iter()
                     .filter(|p| is_running(p))
@@ -818,6 +846,13 @@ impl Run {
                     && status.terminating.unwrap_or(0) == 0
                     && unchanged >= Duration::from_secs(1)
             } else if has_true_condition(&job, &["FailureTarget", "SuccessCriteriaMet"]).is_some() {
+                false
+            } else if job
+                .spec
+                .as_ref()
+                .is_some_and(|s| s.active_deadline_seconds.is_some())
+            {
+                // The pods without an outcome keep running: the deadline will end the Job.
                 false
             } else {
                 quiescent(&job, &pods) && unchanged >= Duration::from_secs(3)
