@@ -81,6 +81,9 @@ impl Semantics {
 pub enum PodResult {
     Failed(FailedPod),
     Succeeded,
+    /// restartPolicy OnFailure: this many containers of the running pod exited and were
+    /// restarted in place (each restart adds 1 to the pod's restartCount).
+    Restarted(u32),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -241,6 +244,10 @@ pub struct Step {
     /// The delay before the controller creates the replacement pod.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub backoff_seconds: Option<u64>,
+    /// restartPolicy OnFailure: the container restarts of the running pods, which count
+    /// toward backoffLimit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u32>,
     pub conditions_added: Vec<Condition>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
@@ -338,6 +345,11 @@ struct Sim<'a> {
     missing_until: u64,
     /// The same per index, when the backoff is per index (backoffLimitPerIndex).
     index_missing_until: BTreeMap<i32, u64>,
+    /// restartPolicy OnFailure: container restarts of the running pods, oldest pod first
+    /// (NonIndexed: outcomes happen to the oldest running pod, as the differential harness
+    /// picks it), or per index.
+    restarts: std::collections::VecDeque<u32>,
+    index_restarts: BTreeMap<i32, u32>,
 }
 
 /// Where a live Job stands, for "what would the next failure do" (explain).
@@ -418,6 +430,8 @@ impl<'a> Sim<'a> {
             missing: 0,
             missing_until: 0,
             index_missing_until: BTreeMap::new(),
+            restarts: Default::default(),
+            index_restarts: BTreeMap::new(),
         };
         if job.indexed {
             // Without the per-index feature the controller ignores status.failedIndexes
@@ -473,6 +487,19 @@ impl<'a> Sim<'a> {
             step.note = Some(note);
             return step;
         }
+        if let PodResult::Restarted(n) = outcome.result {
+            self.pod_restarted(outcome.index, n, &mut step);
+            return step;
+        }
+        // The pod ends: its restarts no longer count.
+        match outcome.index {
+            Some(i) => {
+                self.index_restarts.remove(&i);
+            }
+            None => {
+                self.restarts.pop_front();
+            }
+        }
         self.pods_created += 1;
         // Every slot is filled when a pod finishes (the differential harness waits for that);
         // the pod that finishes here is no longer one of them.
@@ -483,9 +510,59 @@ impl<'a> Sim<'a> {
         match &outcome.result {
             PodResult::Succeeded => self.pod_succeeded(outcome.index, &mut step),
             PodResult::Failed(pod) => self.pod_failed(pod, outcome.index, &mut step),
+            PodResult::Restarted(_) => unreachable!("handled above"),
         }
         self.after_pod(outcome.index, &mut step);
         step
+    }
+
+    /// Containers of a running pod restarted (restartPolicy OnFailure): the pod runs on, and
+    /// the restarts of all running pods count toward backoffLimit. If they reach it, every
+    /// running pod, this one too, is deleted and counted as failed.
+    fn pod_restarted(&mut self, index: Option<i32>, containers: u32, step: &mut Step) {
+        step.result = "restarted".into();
+        let pod = match index {
+            Some(i) => self.index_restarts.entry(i).or_default(),
+            None => {
+                if self.restarts.is_empty() {
+                    self.restarts.push_back(0);
+                }
+                self.restarts.front_mut().expect("just filled")
+            }
+        };
+        *pod = pod.saturating_add(containers);
+        self.missing = 0;
+        self.index_missing_until.clear();
+        self.others_active = self.active();
+        self.last_was_success = false;
+        let added = self.decide();
+        step.conditions_added.extend(added);
+        step.restarts = Some(self.restart_count());
+        step.failed = self.failed;
+        step.succeeded = self.succeeded;
+    }
+
+    /// The sum of the running pods' container restarts.
+    fn restart_count(&self) -> u32 {
+        self.restarts
+            .iter()
+            .chain(self.index_restarts.values())
+            .fold(0u32, |sum, r| sum.saturating_add(*r))
+    }
+
+    /// pastBackoffLimitOnFailure: with restartPolicy OnFailure, the running pods' restarts
+    /// reach backoffLimit (any restart at all when it is 0).
+    fn past_backoff_limit_on_failure(&self) -> bool {
+        if self.job.restart_policy != "OnFailure" {
+            return false;
+        }
+        let restarts = i64::from(self.restart_count());
+        let limit = i64::from(self.job.backoff_limit);
+        if limit == 0 {
+            restarts > 0
+        } else {
+            restarts >= limit
+        }
     }
 
     /// Why an outcome for `index` has no pod to happen to: the index is done, or not the Job's.
@@ -652,6 +729,7 @@ impl<'a> Sim<'a> {
             index_failures: None,
             index_failed: None,
             backoff_seconds: None,
+            restarts: None,
             conditions_added: Vec::new(),
             note: None,
             warning: None,
@@ -766,7 +844,7 @@ impl Sim<'_> {
     /// syncJob's order: backoff limit, deadline (checked by the caller), failed indexes, then
     /// success.
     fn decide(&mut self) -> Vec<Condition> {
-        if self.failed > self.job.backoff_limit {
+        if self.failed > self.job.backoff_limit || self.past_backoff_limit_on_failure() {
             return self.finish_failed(reasons::BACKOFF_LIMIT.0, reasons::BACKOFF_LIMIT.1.into());
         }
         let per_index = self.job.indexed

@@ -14,6 +14,8 @@
 //!     conditions:                           # pod conditions
 //!     - {type: DisruptionTarget, status: "True", reason: EvictionByEvictionAPI}
 //! - succeed: {}
+//! - restart:                # restartPolicy OnFailure: containers of the running pod exit
+//!     exitCodes: {main: 1}  # and restart in place (each adds 1 to its restartCount)
 //! ```
 use std::collections::BTreeMap;
 
@@ -37,6 +39,19 @@ pub struct OutcomeSpec {
     pub after: Option<String>,
     pub fail: Option<FailSpec>,
     pub succeed: Option<Value>,
+    pub restart: Option<RestartSpec>,
+}
+
+/// Containers of a running pod that exit and are restarted in place (restartPolicy
+/// OnFailure). The exit codes are what the pod's lastState shows; the controller counts only
+/// the restarts.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RestartSpec {
+    #[serde(default)]
+    pub exit_codes: BTreeMap<String, i32>,
+    #[serde(default)]
+    pub init_exit_codes: BTreeMap<String, i32>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -96,6 +111,7 @@ pub fn parse_inline(text: &str, succeed: bool) -> Result<OutcomeSpec, String> {
         after: None,
         fail: (!succeed).then(FailSpec::default),
         succeed: succeed.then(|| Value::Object(Default::default())),
+        restart: None,
     };
     let bad = |part: &str, why: &str| {
         format!(
@@ -187,13 +203,16 @@ fn resolve_each(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, S
     let mut out = Vec::new();
     for (n, spec) in specs.iter().enumerate() {
         let at = format!("outcome {}", n + 1);
-        let result = match (&spec.fail, &spec.succeed) {
-            (Some(_), Some(_)) => {
-                return Err(format!("{at}: give either fail or succeed, not both"));
+        let result = match (&spec.fail, &spec.succeed, &spec.restart) {
+            (Some(f), None, None) => PodResult::Failed(failed_pod(f, job, &at)?),
+            (None, Some(_), None) => PodResult::Succeeded,
+            (None, None, Some(r)) => restarted(r, job, &at)?,
+            (None, None, None) => return Err(format!("{at}: give fail, succeed or restart")),
+            _ => {
+                return Err(format!(
+                    "{at}: give one of fail, succeed and restart, not several"
+                ));
             }
-            (None, None) => return Err(format!("{at}: give fail or succeed")),
-            (None, Some(_)) => PodResult::Succeeded,
-            (Some(f), None) => PodResult::Failed(failed_pod(f, job, &at)?),
         };
         match (job.indexed, spec.index) {
             (true, None) => {
@@ -224,6 +243,31 @@ fn resolve_each(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, S
         });
     }
     Ok(out)
+}
+
+/// A restart outcome: only with restartPolicy OnFailure (with Never a container that exits
+/// ends its pod: that is a `fail`), naming at least one container of the Job.
+fn restarted(r: &RestartSpec, job: &JobModel, at: &str) -> Result<PodResult, String> {
+    if job.restart_policy != "OnFailure" {
+        return Err(format!(
+            "{at}: restart: the Job's restartPolicy is {}, so a container that exits ends its pod; use fail",
+            job.restart_policy
+        ));
+    }
+    let spec = FailSpec {
+        exit_codes: r.exit_codes.clone(),
+        init_exit_codes: r.init_exit_codes.clone(),
+        conditions: Vec::new(),
+    };
+    // The same checks of the names as for a failure.
+    failed_pod(&spec, job, at)?;
+    let containers = r.exit_codes.len() + r.init_exit_codes.len();
+    if containers == 0 {
+        return Err(format!(
+            "{at}: restart: name the containers that restart (exitCodes: {{NAME: CODE}})"
+        ));
+    }
+    Ok(PodResult::Restarted(containers as u32))
 }
 
 fn failed_pod(f: &FailSpec, job: &JobModel, at: &str) -> Result<FailedPod, String> {
@@ -278,6 +322,29 @@ fn failed_pod(f: &FailSpec, job: &JobModel, at: &str) -> Result<FailedPod, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_restart_is_refused_unless_containers_restart_in_place() {
+        let job: k8s_openapi::api::batch::v1::Job = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "j"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "x"}]}}},
+        }))
+        .unwrap();
+        let mut model = JobModel::from_job(&job).unwrap();
+        let file = parse_file("outcomes: [{restart: {exitCodes: {main: 1}}}]", "s.yaml").unwrap();
+        let refused = resolve_each(&file, &model).unwrap_err();
+        assert!(refused.contains("restartPolicy is Never"), "{refused}");
+        model.restart_policy = "OnFailure".into();
+        assert_eq!(
+            resolve_each(&file, &model).unwrap()[0].result,
+            PodResult::Restarted(1)
+        );
+        let nameless = parse_file("outcomes: [{restart: {}}]", "s.yaml").unwrap();
+        assert!(resolve_each(&nameless, &model).is_err());
+        let conditions = "outcomes: [{restart: {conditions: [{type: X}]}}]";
+        assert!(parse_file(conditions, "s.yaml").is_err());
+    }
 
     #[test]
     fn inline_failures_read_like_the_help_says() {

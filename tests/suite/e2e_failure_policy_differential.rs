@@ -349,7 +349,12 @@ fn predict(
             continue;
         };
         let applied = step.result != "skipped";
-        let after = if applied && !finished && step.conditions_added.is_empty() {
+        // A restart changes no counter unless it ends the Job: the harness reads none.
+        let after = if applied
+            && !finished
+            && step.conditions_added.is_empty()
+            && step.result != "restarted"
+        {
             format!(" failed={} succeeded={}", step.failed, step.succeeded)
         } else {
             String::new()

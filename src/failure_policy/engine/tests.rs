@@ -2192,3 +2192,135 @@ mod deadline_as_an_event {
         }
     }
 }
+
+/// Not upstream cases: restartPolicy OnFailure (issue 32, item 2). pastBackoffLimitOnFailure
+/// sums the restartCount of the running pods' containers; held to the real controller by
+/// tests/data/failure-policy/restart-on-failure-*.yaml.
+mod restarts_on_failure {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn on_failure(spec: Value) -> JobModel {
+        let mut model = job(spec);
+        model.restart_policy = "OnFailure".into();
+        model
+    }
+
+    fn restarted(index: Option<i32>) -> Outcome {
+        Outcome {
+            index,
+            result: PodResult::Restarted(1),
+            after_seconds: 0,
+        }
+    }
+
+    /// restart-on-failure-reaches-backoff-limit.yaml: no pod fails, the restarts reach
+    /// backoffLimit 2, and the running pod is deleted and counted.
+    #[test]
+    fn restarts_reaching_the_backoff_limit_fail_the_job() {
+        let job = on_failure(json!({"backoffLimit": 2}));
+        let sim = simulate(
+            &job,
+            &Semantics::newest(),
+            &[restarted(None), restarted(None)],
+        );
+        let steps: Vec<(&str, Option<u32>, i32)> = sim
+            .steps
+            .iter()
+            .map(|s| (s.result.as_str(), s.restarts, s.failed))
+            .collect();
+        assert_eq!(
+            steps,
+            [("restarted", Some(1), 0), ("restarted", Some(2), 1)]
+        );
+        assert_eq!(
+            sim.final_status
+                .conditions
+                .last()
+                .map(|c| c.reason.as_str()),
+            Some("BackoffLimitExceeded")
+        );
+    }
+
+    /// With backoffLimit 0 any restart fails the Job.
+    #[test]
+    fn with_backoff_limit_0_one_restart_fails_the_job() {
+        let job = on_failure(json!({"backoffLimit": 0}));
+        let sim = simulate(&job, &Semantics::for_minor(30).unwrap(), &[restarted(None)]);
+        assert_eq!(
+            sim.final_status.conditions,
+            [condition(
+                "Failed",
+                "BackoffLimitExceeded",
+                "Job has reached the specified backoff limit"
+            )]
+        );
+        assert_eq!(sim.final_status.failed, 1);
+    }
+
+    /// restart-on-failure-then-success.yaml: a pod that ends takes its restarts with it.
+    #[test]
+    fn the_restarts_of_a_pod_that_ended_no_longer_count() {
+        let job = on_failure(
+            json!({"backoffLimit": 2, "completions": 2, "parallelism": 2,
+            "completionMode": "Indexed"}),
+        );
+        let sim = simulate(
+            &job,
+            &Semantics::newest(),
+            &[
+                restarted(Some(0)),
+                succeeded(Some(0)),
+                restarted(Some(1)),
+                succeeded(Some(1)),
+            ],
+        );
+        assert_eq!(sim.steps[2].restarts, Some(1));
+        assert_eq!(
+            (sim.final_status.failed, sim.final_status.succeeded),
+            (0, 2)
+        );
+        assert_eq!(
+            sim.final_status.conditions.last().map(|c| c.type_.as_str()),
+            Some("Complete")
+        );
+    }
+
+    proptest! {
+        /// Restarts never change the counts unless they end the Job, and then with
+        /// BackoffLimitExceeded exactly when the running pods' restarts reach backoffLimit;
+        /// with restartPolicy Never restarts are refused before the engine (scenario::resolve).
+        #[test]
+        fn restarts_count_only_against_the_backoff_limit(
+            backoff_limit in 0i32..4,
+            parallelism in 1i32..3,
+            kinds in proptest::collection::vec(0u8..3, 1..10),
+        ) {
+            let job = on_failure(json!({"backoffLimit": backoff_limit, "parallelism": parallelism,
+                "completions": 4}));
+            let outcomes: Vec<Outcome> = kinds.iter().map(|k| match k {
+                0 => restarted(None),
+                1 => succeeded(None),
+                _ => failed(None, mypod(vec![terminated("", 1)], vec![])),
+            }).collect();
+            let sim = simulate(&job, &Semantics::newest(), &outcomes);
+            let mut before = (0, 0);
+            for step in &sim.steps {
+                if step.result == "restarted" {
+                    let restarts = i64::from(step.restarts.unwrap());
+                    let reached = if backoff_limit == 0 { restarts > 0 } else { restarts >= i64::from(backoff_limit) };
+                    if step.conditions_added.is_empty() {
+                        prop_assert!(!reached);
+                        prop_assert_eq!((step.failed, step.succeeded), before);
+                    } else {
+                        prop_assert!(reached);
+                        prop_assert_eq!(step.conditions_added.last().unwrap().reason.as_str(), "BackoffLimitExceeded");
+                        prop_assert!(step.failed > before.0);
+                    }
+                }
+                before = (step.failed, step.succeeded);
+            }
+        }
+    }
+}

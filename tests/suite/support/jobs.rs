@@ -97,6 +97,7 @@ pub struct ScenarioFile {
 pub type Scenario = kubectl_migrate::failure_policy::scenario::ScenarioFile;
 pub type Outcome = kubectl_migrate::failure_policy::scenario::OutcomeSpec;
 pub type Failure = kubectl_migrate::failure_policy::scenario::FailSpec;
+pub type RestartSpec = kubectl_migrate::failure_policy::scenario::RestartSpec;
 
 impl ScenarioFile {
     pub fn read(path: &std::path::Path) -> ScenarioFile {
@@ -106,8 +107,12 @@ impl ScenarioFile {
             .unwrap_or_else(|e| panic!("{} is not a valid scenario: {e}", path.display()));
         for (k, o) in file.scenario.outcomes.iter().enumerate() {
             assert!(
-                o.fail.is_some() != o.succeed.is_some(),
-                "{}: outcome {k} must have exactly one of fail / succeed",
+                [o.fail.is_some(), o.succeed.is_some(), o.restart.is_some()]
+                    .iter()
+                    .filter(|given| **given)
+                    .count()
+                    == 1,
+                "{}: outcome {k} must have exactly one of fail / succeed / restart",
                 path.display()
             );
         }
@@ -262,6 +267,21 @@ pub async fn run_scenario_and(
         };
         let pod_name = pod.metadata.name.clone().unwrap();
         run.targeted.insert(pod_name.clone(), k);
+        if let Some(restart) = &outcome.restart {
+            // The pod runs on and nothing in the Job changes unless the restarts reach
+            // backoffLimit, which a scenario does only with its last outcome (wait_stable then
+            // waits for the ending): no counters are read here.
+            let method = run.restart(&pod, restart).await;
+            eprintln!("[{name}] outcome {k}: restarted containers of pod {pod_name} via {method}");
+            records.push(OutcomeRecord {
+                outcome: k,
+                applied: true,
+                method: Some(method.to_string()),
+                skipped_because: None,
+                counters_after: None,
+            });
+            continue;
+        }
         let method = match &outcome.fail {
             Some(failure) => run.fail(&pod, failure).await,
             None => run.succeed(&pod).await,
@@ -752,6 +772,56 @@ impl Run {
                 "status-patch"
             }
         }
+    }
+
+    /// Containers of a Running pod exit and restart in place (restartPolicy OnFailure), as a
+    /// kubelet reports it: restartCount + 1 and the exit in lastState; the pod stays Running.
+    async fn restart(&self, pod: &Pod, restart: &RestartSpec) -> &'static str {
+        let name = pod.metadata.name.clone().unwrap();
+        let status = pod.status.clone().unwrap_or_default();
+        let now = now();
+        let bump = |current: &Option<Vec<k8s_openapi::api::core::v1::ContainerStatus>>,
+                    codes: &BTreeMap<String, i32>| {
+            for c in codes.keys() {
+                assert!(
+                    current.iter().flatten().any(|s| &s.name == c),
+                    "[{}] restart names {c}, which has no status in the pod",
+                    self.name
+                );
+            }
+            current
+                .iter()
+                .flatten()
+                .map(|s| {
+                    let mut v = serde_json::to_value(s).unwrap();
+                    if let Some(code) = codes.get(&s.name) {
+                        v["restartCount"] = (s.restart_count + 1).into();
+                        v["lastState"] = serde_json::json!({"terminated": {
+                            "exitCode": code, "reason": "Error",
+                            "startedAt": now, "finishedAt": now,
+                        }});
+                    }
+                    v
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut patch = serde_json::json!({"status": {
+            "containerStatuses": bump(&status.container_statuses, &restart.exit_codes),
+        }});
+        if !restart.init_exit_codes.is_empty() {
+            patch["status"]["initContainerStatuses"] =
+                bump(&status.init_container_statuses, &restart.init_exit_codes).into();
+        }
+        let result = self
+            .pods
+            .patch_status(&name, &PatchParams::default(), &Patch::Strategic(patch))
+            .await
+            .unwrap_or_else(|e| panic!("[{}] restart status patch: {e}", self.name));
+        assert_eq!(
+            result.status.and_then(|s| s.phase).as_deref(),
+            Some("Running")
+        );
+        "status-patch-restart"
     }
 
     async fn succeed(&self, pod: &Pod) -> &'static str {
