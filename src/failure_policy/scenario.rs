@@ -38,9 +38,15 @@ pub struct OutcomeSpec {
     pub index: Option<i32>,
     pub after: Option<String>,
     pub fail: Option<FailSpec>,
-    pub succeed: Option<Value>,
+    pub succeed: Option<SucceedSpec>,
     pub restart: Option<RestartSpec>,
 }
+
+/// A pod that succeeds: every container exits 0. It has nothing more to say: the controller
+/// looks at no detail of a succeeded pod, so any field is refused rather than ignored.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SucceedSpec {}
 
 /// Containers of a running pod that exit and are restarted in place (restartPolicy
 /// OnFailure). The exit codes are what the pod's lastState shows; the controller counts only
@@ -110,7 +116,7 @@ pub fn parse_inline(text: &str, succeed: bool) -> Result<OutcomeSpec, String> {
         index: None,
         after: None,
         fail: (!succeed).then(FailSpec::default),
-        succeed: succeed.then(|| Value::Object(Default::default())),
+        succeed: succeed.then(SucceedSpec::default),
         restart: None,
     };
     let bad = |part: &str, why: &str| {
@@ -344,6 +350,20 @@ mod tests {
         assert!(resolve_each(&nameless, &model).is_err());
         let conditions = "outcomes: [{restart: {conditions: [{type: X}]}}]";
         assert!(parse_file(conditions, "s.yaml").is_err());
+    }
+
+    /// Issue 32, item 4: what a scenario cannot model is refused, never ignored.
+    #[test]
+    fn a_success_with_contents_is_refused() {
+        assert!(parse_file("outcomes: [{succeed: {}}]", "s.yaml").is_ok());
+        for text in [
+            "outcomes: [{succeed: {conditions: [{type: Ready}]}}]",
+            "outcomes: [{succeed: {exitCodes: {main: 0}}}]",
+            "outcomes: [{succeed: 1}]",
+        ] {
+            let refused = parse_file(text, "s.yaml").unwrap_err().to_string();
+            assert!(refused.contains("s.yaml"), "{text}: {refused}");
+        }
     }
 
     #[test]
