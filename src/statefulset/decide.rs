@@ -17,6 +17,9 @@ pub struct Settings {
     pub name: String,
     /// Ordinals moved per step (>= 1).
     pub batch: i32,
+    /// `--recreate-destination`: a destination set deleted mid-migration is created again over
+    /// the ordinals the journal places there (see [`destination_gone`]).
+    pub recreate_destination: bool,
 }
 
 pub fn next_step(journal: Option<&Journal>, observed: &Observed, settings: &Settings) -> Step {
@@ -169,6 +172,64 @@ fn check_ranges(journal: &Journal, observed: &Observed) -> Option<Step> {
         }
     }
     None
+}
+
+/// The destination set is missing. Before any ordinal left the source that only means it is
+/// not created yet (`None`). After, someone deleted it: with `--cascade=orphan` its pods still
+/// run there, and a set created afresh (ordinals.start at the end, replicas 0) would make its
+/// controller adopt and delete them. So this is drift: stop before any write and name the
+/// recovery, or with `--recreate-destination` create it over the ordinals the journal and the
+/// running pods place there. A rollback without pods running there goes on without it.
+fn destination_gone(journal: &Journal, observed: &Observed, settings: &Settings) -> Option<Step> {
+    let source = observed.source.set.as_ref()?;
+    let source_end = source.start + source.replicas;
+    let end = journal.end();
+    let running: Vec<i32> = observed
+        .destination
+        .pods
+        .iter()
+        .filter(|(k, p)| (source_end..end).contains(*k) && !p.terminating)
+        .map(|(k, _)| *k)
+        .collect();
+    let forward = journal.direction == Direction::Forward;
+    let verified_there = if forward {
+        journal.verified_bound.clamp(source_end, end)
+    } else {
+        end
+    };
+    if running.is_empty() && (source_end == end || !forward) {
+        return None;
+    }
+    let start = running
+        .first()
+        .map_or(verified_there, |&k| k.min(verified_there));
+    let replicas = end - start;
+    if settings.recreate_destination {
+        return Some(Step::RecreateDestination { start, replicas });
+    }
+    let set = &settings.name;
+    let recreate = format!(
+        "Rerun with --recreate-destination to create it again with ordinals.start={start}, replicas={replicas}"
+    );
+    let reason = if running.is_empty() {
+        format!(
+            "the destination StatefulSet {set} was deleted mid-migration with its pods: ordinals [{source_end}, {end}) left the source \
+             and run nowhere now (their claims are kept). Nothing was written. {recreate} (its controller starts them on their claims), \
+             or --rollback to bring them back to the source"
+        )
+    } else {
+        let pods: Vec<String> = running
+            .iter()
+            .map(|k| super::model::pod_name(set, *k))
+            .collect();
+        format!(
+            "the destination StatefulSet {set} was deleted mid-migration: pod(s) {} still run there without it. Nothing was written: \
+             a StatefulSet created afresh would start at ordinal {end}, and its controller would adopt those pods and delete them. \
+             {recreate} (its controller adopts them), then rerun to go on, or --rollback",
+            pods.join(", ")
+        )
+    };
+    Some(stop(reason))
 }
 
 /// The PVs of the set's claims in `view` whose reclaim policy is not Retain yet.
@@ -375,6 +436,11 @@ fn forward(journal: &Journal, observed: &Observed, settings: &Settings) -> Step 
     if let Some(step) = check_ranges(journal, observed) {
         return step;
     }
+    if observed.destination.set.is_none()
+        && let Some(step) = destination_gone(journal, observed, settings)
+    {
+        return step;
+    }
     // Protection comes before any scaling, and is re-checked on every run.
     if let Some(step) = unprotected_volume(observed, Side::Source) {
         return step;
@@ -517,11 +583,22 @@ fn rollback(journal: &Journal, observed: &Observed, settings: &Settings) -> Step
         }
         return Step::DeleteDestination;
     }
+    // The destination set was deleted mid-rollback: ordinals that left the source come back
+    // to it once their pods are gone from the destination, unless pods still run there.
     if source_end != journal.end() {
-        return stop(format!(
-            "the destination StatefulSet is gone but the source has only {} of {} replicas; scale the source back to {} by hand",
-            source.replicas, journal.replicas, journal.replicas
-        ));
+        if let Some(step) = destination_gone(journal, observed, settings) {
+            return step;
+        }
+        let in_flight: Vec<i32> = (source_end..journal.end()).collect();
+        if let Some(step) = prepare_in_flight(journal, observed, settings, Side::Source, &in_flight)
+        {
+            return step;
+        }
+        return Step::Resize {
+            side: Side::Source,
+            start: source.start,
+            replicas: journal.replicas,
+        };
     }
     let pending: Vec<i32> = (journal.verified_bound.max(journal.start)..source_end).collect();
     if let Some(step) = verify_arrived(observed, Side::Source, pending) {
@@ -733,6 +810,78 @@ mod tests {
             matches!(&step, Step::Stop { reason } if reason.contains("scaled the source by hand")),
             "{step:?}"
         );
+    }
+
+    /// A world migrated forward until the destination owns `moved` ordinals, then its set
+    /// deleted: with `--cascade=orphan` (its pods stay) or a cascading delete (they go).
+    fn destination_deleted(replicas: i32, moved: i32, orphan: bool) -> World {
+        let mut world = World::new(0, replicas);
+        let s = settings(1);
+        while world
+            .observed
+            .destination
+            .set
+            .as_ref()
+            .is_none_or(|d| d.replicas < moved)
+            || world.journal.as_ref().unwrap().verified_bound > replicas - moved
+        {
+            let step = next_step(world.journal.as_ref(), &world.observed, &s);
+            world.apply(&step);
+            world.controller_tick(Side::Source);
+            world.controller_tick(Side::Destination);
+        }
+        world.observed.destination.set = None;
+        if !orphan {
+            world.observed.destination.pods.clear();
+        }
+        world
+    }
+
+    #[test]
+    fn a_destination_deleted_with_its_pods_orphaned_stops_and_names_the_recovery() {
+        let world = destination_deleted(4, 2, true);
+        let step = next_step(world.journal.as_ref(), &world.observed, &settings(1));
+        let Step::Stop { reason } = &step else {
+            panic!("{step:?}")
+        };
+        assert!(reason.contains("deleted mid-migration"), "{reason}");
+        assert!(reason.contains("web-2, web-3 still run there"), "{reason}");
+        assert!(
+            reason.contains(
+                "--recreate-destination to create it again with ordinals.start=2, replicas=2"
+            ),
+            "{reason}"
+        );
+    }
+
+    #[test]
+    fn a_destination_deleted_with_its_pods_says_they_run_nowhere_and_offers_a_rollback() {
+        let world = destination_deleted(4, 2, false);
+        let step = next_step(world.journal.as_ref(), &world.observed, &settings(1));
+        let Step::Stop { reason } = &step else {
+            panic!("{step:?}")
+        };
+        assert!(
+            reason.contains("ordinals [2, 4) left the source and run nowhere"),
+            "{reason}"
+        );
+        assert!(reason.contains("ordinals.start=2, replicas=2"), "{reason}");
+        assert!(reason.contains("or --rollback"), "{reason}");
+    }
+
+    #[test]
+    fn a_destination_not_created_yet_is_created_whatever_its_namespace_holds() {
+        let mut world = World::new(0, 3);
+        let s = settings(1);
+        let mut step = next_step(None, &world.observed, &s);
+        while step != Step::CreateDestination {
+            assert!(
+                !matches!(step, Step::Stop { .. } | Step::Resize { .. }),
+                "{step:?}"
+            );
+            world.apply(&step);
+            step = next_step(world.journal.as_ref(), &world.observed, &s);
+        }
     }
 
     #[test]
@@ -1003,6 +1152,54 @@ mod tests {
             prop_assert_eq!(&src.retention, &original.set.as_ref().unwrap().retention);
             prop_assert_eq!(&world.observed.source.budgets, &original.budgets, "budgets restored");
             prop_assert!(world.observed.destination.budgets.is_empty(), "no budget copy left");
+        }
+        #[test]
+        fn a_destination_deleted_at_any_point_is_never_created_over_its_pods(
+            replicas in 2i32..5,
+            moved_seed in 0i32..5,
+            orphan in any::<bool>(),
+            roll_back in any::<bool>(),
+        ) {
+            let moved = 1 + moved_seed % replicas;
+            let mut world = destination_deleted(replicas, moved, orphan);
+            let orphans: BTreeMap<i32, String> = world
+                .observed
+                .destination
+                .pods
+                .iter()
+                .map(|(k, p)| (*k, p.uid.clone()))
+                .collect();
+            let refused = next_step(world.journal.as_ref(), &world.observed, &settings(1));
+            prop_assert!(matches!(&refused, Step::Stop { reason } if reason.contains("--recreate-destination")), "{:?}", refused);
+            let mut s = settings(1);
+            s.recreate_destination = true;
+            if roll_back {
+                let j = world.journal.as_mut().unwrap();
+                j.direction = Direction::Rollback;
+                let src = world.observed.source.set.as_ref().unwrap();
+                j.verified_bound = src.start + src.replicas;
+                // Without pods there nothing needs re-creating: the rollback goes on alone.
+                if !orphan {
+                    s.recreate_destination = false;
+                }
+            }
+            let steps = world.run(&s, &[true, false], 3000);
+            let last = steps.last().unwrap();
+            if roll_back {
+                prop_assert_eq!(last, &Step::DeleteJournal, "{:?}", steps);
+                let src = world.observed.source.set.as_ref().unwrap();
+                prop_assert_eq!((src.start, src.replicas), (0, replicas));
+            } else {
+                prop_assert_eq!(last, &Step::Done, "{:?}", steps);
+                assert_all_in_destination(&world, 0, replicas);
+                for (k, uid) in &orphans {
+                    prop_assert_eq!(&world.observed.destination.pods[k].uid, uid, "pod {} was replaced", k);
+                }
+            }
+            if orphan {
+                let recreated = steps.iter().filter(|s| matches!(s, Step::RecreateDestination { .. })).count();
+                prop_assert_eq!(recreated, 1, "{:?}", steps);
+            }
         }
     }
 }

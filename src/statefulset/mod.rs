@@ -133,6 +133,9 @@ pub struct Settings {
     pub class_map: BTreeMap<String, String>,
     pub copy_dependencies: bool,
     pub create_namespace: bool,
+    /// Create the destination set again over the ordinals the journal places there, after it
+    /// was deleted mid-migration.
+    pub recreate_destination: bool,
     pub allow_unhealthy: bool,
     /// Pause before each move.
     pub step: bool,

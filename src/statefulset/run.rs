@@ -56,6 +56,7 @@ pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Out
                 Batch::Count(n) => n,
                 Batch::Auto => 1,
             },
+            recreate_destination: settings.recreate_destination,
         },
     };
     match settings.mode {

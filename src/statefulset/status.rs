@@ -238,6 +238,7 @@ mod tests {
         let settings = Settings {
             name: "web".into(),
             batch: 1,
+            recreate_destination: false,
         };
         let mut report = report(None, &observed, &settings, &Names::fixture());
         report.ordinals.pop().unwrap().claims.pop().unwrap()

@@ -31,6 +31,13 @@ pub enum Step {
     HoldRetention,
     /// Create the destination set with replicas 0 and start = s0 + N.
     CreateDestination,
+    /// Recovery (`--recreate-destination`) after the destination set was deleted mid-migration:
+    /// create it over the ordinals the journal places there, so that its controller adopts the
+    /// pods still running there instead of deleting them.
+    RecreateDestination {
+        start: i32,
+        replicas: i32,
+    },
     /// Change a set's start and replicas in one request (with a resourceVersion precondition).
     Resize {
         side: Side,
@@ -363,6 +370,10 @@ impl Step {
                     )
                 }
             },
+            Step::RecreateDestination { start, replicas } => format!(
+                "re-create StatefulSet {} with ordinals.start={start}, replicas={replicas}, adopting the pods that run there",
+                names.set_at(Side::Destination)
+            ),
             Step::Resize {
                 side,
                 start,

@@ -151,6 +151,10 @@ pub struct Args {
     #[arg(long)]
     pub rebuild_journal: bool,
 
+    /// Recovery after the destination StatefulSet was deleted mid-migration: create it again over the ordinals the journal places there, so that its controller adopts the pods still running there
+    #[arg(long, conflicts_with_all = ["status", "cleanup", "rebuild_journal"])]
+    pub recreate_destination: bool,
+
     /// With --cleanup: give the destination's PVs back the reclaim policies they had in the source
     #[arg(long, requires = "cleanup")]
     pub restore_reclaim_policy: bool,
@@ -339,6 +343,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             class_map,
             copy_dependencies: args.copy_dependencies,
             create_namespace: args.create_namespace,
+            recreate_destination: args.recreate_destination,
             allow_unhealthy: args.allow_unhealthy,
             step: args.step,
             selected: selection.is_some(),

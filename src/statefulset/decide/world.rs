@@ -181,6 +181,14 @@ impl World {
         self.fresh_claims.extend(fresh);
     }
 
+    fn create_destination(&mut self, start: i32, replicas: i32) {
+        let j = self.journal.clone().unwrap();
+        let mut d = set("dst-uid", start, replicas);
+        d.migrated_from_uid = Some(j.source_uid.clone());
+        d.retention = Retention::retain();
+        self.observed.destination.set = Some(d);
+    }
+
     pub(crate) fn split_brain(&self) -> Option<i32> {
         self.observed
             .source
@@ -236,11 +244,11 @@ impl World {
                 self.observed.source.set.as_mut().unwrap().retention = Retention::retain()
             }
             Step::CreateDestination => {
-                let j = self.journal.clone().unwrap();
-                let mut d = set("dst-uid", j.end(), 0);
-                d.migrated_from_uid = Some(j.source_uid.clone());
-                d.retention = Retention::retain();
-                self.observed.destination.set = Some(d);
+                let end = self.journal.as_ref().unwrap().end();
+                self.create_destination(end, 0);
+            }
+            Step::RecreateDestination { start, replicas } => {
+                self.create_destination(start, replicas)
             }
             Step::Resize {
                 side,
@@ -351,6 +359,7 @@ pub(crate) fn settings(batch: i32) -> Settings {
     Settings {
         name: NAME.into(),
         batch,
+        recreate_destination: false,
     }
 }
 

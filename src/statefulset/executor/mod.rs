@@ -119,7 +119,11 @@ impl Executor {
             }
             Step::HoldRetention => set::hold_retention(w, observed).await,
             Step::CreateDestination => {
-                set::create_destination(w, &self.settings.class_map, stored, observed).await
+                set::create_destination(w, &self.settings.class_map, stored, observed, None).await
+            }
+            Step::RecreateDestination { start, replicas } => {
+                let range = Some((*start, *replicas));
+                set::create_destination(w, &self.settings.class_map, stored, observed, range).await
             }
             Step::Resize {
                 side,

@@ -3,7 +3,7 @@
 //! brain right before), and the PVC retention policy held and restored.
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::apps::v1::{StatefulSet, StatefulSetOrdinals};
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
 use kube::api::Patch;
@@ -19,13 +19,15 @@ fn sets(w: &Writer, side: Side) -> Api<StatefulSet> {
     w.sides.namespaced(side)
 }
 
-/// Creates the destination set from the source's, with replicas 0 and its ordinals starting
-/// where the source's end (`class_map` renames its StorageClasses).
+/// Creates the destination set from the source's (`class_map` renames its StorageClasses):
+/// with replicas 0 and its ordinals starting where the source's end, or over `range` (start,
+/// replicas) when it is created again after it was deleted mid-migration.
 pub async fn create_destination(
     w: &Writer,
     class_map: &BTreeMap<String, String>,
     stored: Option<&Stored>,
     observed: &Observed,
+    range: Option<(i32, i32)>,
 ) -> Result<()> {
     let sides = &w.sides;
     let name = &sides.names.set;
@@ -51,7 +53,7 @@ pub async fn create_destination(
         "{}/{}/{name}",
         sides.source.context, sides.source_at.namespace
     );
-    let set = destination_set(
+    let mut set = destination_set(
         &source,
         &sides.destination_at.namespace,
         end,
@@ -59,10 +61,19 @@ pub async fn create_destination(
         &sides.destination_at.copy_label,
         &origin,
     );
+    let action = match range {
+        Some((start, replicas)) => {
+            let spec = set.spec.get_or_insert_with(Default::default);
+            spec.replicas = Some(replicas);
+            spec.ordinals = Some(StatefulSetOrdinals { start: Some(start) });
+            "re-create the destination StatefulSet"
+        }
+        None => "create the destination StatefulSet",
+    };
     // Already there: the next observation checks that it is ours.
     w.write(
         Side::Destination,
-        "create the destination StatefulSet",
+        action,
         sets(w, Side::Destination).create(&w.post_params(), &set),
         Some(409),
     )
