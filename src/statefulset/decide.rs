@@ -214,8 +214,8 @@ fn destination_gone(journal: &Journal, observed: &Observed, settings: &Settings)
     let reason = if running.is_empty() {
         format!(
             "the destination StatefulSet {set} was deleted mid-migration with its pods: ordinals [{source_end}, {end}) left the source \
-             and run nowhere now (their claims are kept). Nothing was written. {recreate} (its controller starts them on their claims), \
-             or --rollback to bring them back to the source"
+             and run nowhere now (their claims are kept). Nothing was written. {recreate} (its controller starts them on their claims) \
+             and go on, or with --rollback to bring them back to the source"
         )
     } else {
         let pods: Vec<String> = running
@@ -225,7 +225,7 @@ fn destination_gone(journal: &Journal, observed: &Observed, settings: &Settings)
         format!(
             "the destination StatefulSet {set} was deleted mid-migration: pod(s) {} still run there without it. Nothing was written: \
              a StatefulSet created afresh would start at ordinal {end}, and its controller would adopt those pods and delete them. \
-             {recreate} (its controller adopts them), then rerun to go on, or --rollback",
+             {recreate} (its controller adopts them) and go on, or with --rollback --recreate-destination to move every ordinal back",
             pods.join(", ")
         )
     };
@@ -604,6 +604,13 @@ fn rollback(journal: &Journal, observed: &Observed, settings: &Settings) -> Step
     if let Some(step) = verify_arrived(observed, Side::Source, pending) {
         return step;
     }
+    // Claims first, then their PVs: copies left by a destination set deleted mid-migration.
+    if let Some((claim, _)) = observed.destination.claims.iter().find(|(_, c)| c.copied) {
+        return Step::DeleteCopy {
+            claim: Some(claim.clone()),
+            volume: None,
+        };
+    }
     if let Some((volume, _)) = observed.destination.volumes.iter().find(|(_, v)| v.copied) {
         return Step::DeleteCopy {
             claim: None,
@@ -866,7 +873,7 @@ mod tests {
             "{reason}"
         );
         assert!(reason.contains("ordinals.start=2, replicas=2"), "{reason}");
-        assert!(reason.contains("or --rollback"), "{reason}");
+        assert!(reason.contains("or with --rollback"), "{reason}");
     }
 
     #[test]
@@ -1189,6 +1196,8 @@ mod tests {
                 prop_assert_eq!(last, &Step::DeleteJournal, "{:?}", steps);
                 let src = world.observed.source.set.as_ref().unwrap();
                 prop_assert_eq!((src.start, src.replicas), (0, replicas));
+                prop_assert!(!world.observed.destination.claims.values().any(|c| c.copied), "a claim copy is left");
+                prop_assert!(!world.observed.destination.volumes.values().any(|v| v.copied), "a PV copy is left");
             } else {
                 prop_assert_eq!(last, &Step::Done, "{:?}", steps);
                 assert_all_in_destination(&world, 0, replicas);

@@ -24,6 +24,7 @@ mod e2e_statefulset_bad_input;
 mod e2e_statefulset_budgets;
 mod e2e_statefulset_fresh;
 mod e2e_statefulset_operators;
+mod e2e_statefulset_recovery;
 mod e2e_statefulset_restart;
 mod e2e_statefulset_scheduling;
 mod e2e_statefulset_selection;

@@ -131,6 +131,23 @@ impl Pair {
         out
     }
 
+    /// pod name -> uid of the set's pods in one cluster: the same uid later means the pod was
+    /// never deleted (a re-created pod gets a new one).
+    pub async fn pod_uids(&self, in_b: bool) -> BTreeMap<String, String> {
+        let c = if in_b { &self.b } else { &self.a };
+        list(&Api::<Pod>::namespaced(c.clone(), self.ns()))
+            .await
+            .into_iter()
+            .filter(|p| {
+                p.metadata
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| n.starts_with("web-"))
+            })
+            .map(|p| (p.metadata.name.unwrap(), p.metadata.uid.unwrap()))
+            .collect()
+    }
+
     pub async fn volume(&self, in_b: bool, name: &str) -> Option<PersistentVolume> {
         let c = if in_b { &self.b } else { &self.a };
         Api::<PersistentVolume>::all(c.clone())
