@@ -21,6 +21,7 @@ pub mod decide;
 mod executor;
 mod journal;
 mod lease;
+mod leftovers;
 pub mod model;
 mod observe;
 pub mod plan;

@@ -1,12 +1,14 @@
 //! One function per mode: connect both clusters, then status, migrate (preflight, plan, dry run
 //! or confirmation, then the loop), rollback or cleanup.
 use k8s_openapi::api::apps::v1::StatefulSet;
+use k8s_openapi::api::coordination::v1::Lease;
 use kube::Api;
 
 use super::copy::copy_label_value;
 use super::decide;
 use super::executor::{self, Executor, Interrupt, Sides, StepSettings};
 use super::journal::{self, Stored};
+use super::leftovers::Leftovers;
 use super::model::{Direction, Journal, Names, Observed, Preparation, Side};
 use super::observe::{self, Location};
 use super::plan;
@@ -163,12 +165,73 @@ impl Run<'_> {
             decide.batch =
                 super::budget::auto_batch(&stored.journal.budgets, stored.journal.replicas).0;
         }
-        Ok(Outcome::Status(status::report(
+        let mut report = status::report(
             stored.as_ref().map(|s| &s.journal),
             &observed,
             &decide,
             &self.executor.sides.names,
-        )))
+        );
+        if stored.is_none() {
+            let leftovers = self.leftovers().await?;
+            if !leftovers.is_empty() {
+                report.next_step = leftovers.status_line(
+                    &self.settings.name,
+                    &self.executor.sides.destination.context,
+                );
+            }
+        }
+        Ok(Outcome::Status(report))
+    }
+
+    /// What a run that stopped before it wrote its journal left in the destination: the
+    /// namespace, when its labels say this migration created it, and the Lease.
+    async fn leftovers(&self) -> Result<Leftovers> {
+        let ex = &self.executor;
+        let namespace = executor::dependencies::namespace_is_ours(&ex.writer)
+            .await?
+            .then(|| ex.sides.destination_at.namespace.clone());
+        let leases: Api<Lease> = ex.sides.namespaced(Side::Destination);
+        let name = journal::object_name(&self.settings.name);
+        let lease = ex
+            .sides
+            .destination
+            .call("read the migration lease", leases.get_opt(&name))
+            .await?
+            .map(|lease| {
+                let shown = format!(
+                    "Lease {}/{name} in {}",
+                    ex.sides.destination_at.namespace, ex.sides.destination.context
+                );
+                let holder = lease.spec.and_then(|s| s.holder_identity);
+                (shown, holder.unwrap_or_default())
+            });
+        Ok(Leftovers { namespace, lease })
+    }
+
+    /// `--rollback` or `--cleanup` without a journal: deletes what [`Self::leftovers`] found,
+    /// under the lease (a run still preparing keeps it, and is waited for or named).
+    async fn remove_leftovers(
+        &self,
+        leftovers: &Leftovers,
+        operator: &mut dyn Operator,
+    ) -> Result<Outcome> {
+        let ex = &self.executor;
+        operator.confirm(
+            &leftovers.removal(&self.settings.name, &ex.sides.destination.context),
+            None,
+        )?;
+        let kept = self
+            .holding_lease(operator, async |_| match &leftovers.namespace {
+                Some(_) => {
+                    executor::dependencies::delete_namespace(&ex.writer, &ex.waits, None).await
+                }
+                None => Ok(None),
+            })
+            .await?;
+        if let Some(why) = kept {
+            operator.event(Event::Warning(why));
+        }
+        Ok(Outcome::Finished)
     }
 
     fn preflight_request<'a>(&'a self, journal: Option<&'a Journal>) -> preflight::Request<'a> {
@@ -577,6 +640,10 @@ impl Run<'_> {
 
     async fn rollback(&mut self, operator: &mut dyn Operator) -> Result<Outcome> {
         let Some(stored) = self.load_journal().await? else {
+            let leftovers = self.leftovers().await?;
+            if !leftovers.is_empty() {
+                return self.remove_leftovers(&leftovers, operator).await;
+            }
             let message = format!(
                 "no migration of {} found (no journal {} in {}/{}); nothing to roll back",
                 self.settings.name,
@@ -658,6 +725,12 @@ impl Run<'_> {
     ) -> Result<Outcome> {
         let ex = &self.executor;
         let stored = self.load_journal().await?;
+        if stored.is_none() {
+            let leftovers = self.leftovers().await?;
+            if !leftovers.is_empty() {
+                return self.remove_leftovers(&leftovers, operator).await;
+            }
+        }
         let observed = match &stored {
             Some(s) => self.observe(Some(s)).await?,
             None => Observed::default(),

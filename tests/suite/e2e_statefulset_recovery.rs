@@ -147,3 +147,184 @@ async fn a_destination_deleted_with_its_pods_is_named_and_rolled_back_without_it
         "the copies in B are deleted by the rollback"
     );
 }
+
+/// A ValidatingAdmissionPolicy in B that refuses the journal of `web` in `namespaces` and the
+/// deletion of leases in the first of them: a run then stops after it made the namespace and
+/// took the lease, before its journal exists, and cannot give the lease back (as a killed run).
+struct JournalRefused {
+    name: String,
+}
+
+impl JournalRefused {
+    async fn install(pair: &Pair, namespaces: [&str; 2]) -> JournalRefused {
+        let name = format!("refuse-journal-{}", namespaces[0]);
+        let listed = namespaces.map(|n| format!("'{n}'")).join(", ");
+        let policy = serde_json::json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy",
+            "metadata": {"name": name},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": [
+                    {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["configmaps"]},
+                    {"apiGroups": ["coordination.k8s.io"], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["leases"]}
+                ]},
+                "validations": [{
+                    "expression": format!(
+                        "request.operation == 'DELETE' ? request.namespace != '{}' : !(request.namespace in [{listed}] && object.metadata.name == 'kubectl-migrate-web')",
+                        namespaces[0]
+                    ),
+                    "message": "refused by the test: a run that stops before its journal"
+                }]
+            }
+        });
+        let binding = serde_json::json!({
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding",
+            "metadata": {"name": name},
+            "spec": {"policyName": name, "validationActions": ["Deny"]}
+        });
+        for object in [policy, binding] {
+            apply_in_b(&object);
+        }
+        // In force once a journal in the namespace that exists is refused (dry run).
+        let probe = pair.ns().to_string();
+        poll_until(
+            Duration::from_secs(60),
+            "the admission policy in force",
+            || {
+                let probe = probe.clone();
+                async move {
+                    let out = kubectl(&[
+                        "--context",
+                        "km-b",
+                        "-n",
+                        &probe,
+                        "create",
+                        "configmap",
+                        "kubectl-migrate-web",
+                        "--dry-run=server",
+                    ]);
+                    !out.status.success()
+                }
+            },
+        )
+        .await;
+        JournalRefused { name }
+    }
+
+    fn remove(&self) {
+        for kind in [
+            "validatingadmissionpolicybinding",
+            "validatingadmissionpolicy",
+        ] {
+            let out = kubectl(&["--context", "km-b", "delete", kind, &self.name]);
+            assert!(out.status.success(), "{}", stderr(&out));
+        }
+    }
+}
+
+fn apply_in_b(object: &serde_json::Value) {
+    let path = std::env::temp_dir().join(format!(
+        "{}-{}.json",
+        object["metadata"]["name"].as_str().unwrap(),
+        object["kind"].as_str().unwrap()
+    ));
+    std::fs::write(&path, object.to_string()).unwrap();
+    let out = kubectl(&["--context", "km-b", "apply", "-f", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn a_run_stopped_before_its_journal_leaves_what_status_names_and_rollback_deletes() {
+    let pair = Pair::new("no-journal").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let to = format!("{}-to", pair.ns());
+    let refusal = JournalRefused::install(&pair, [&to, pair.ns()]).await;
+    let source_pods = pair.pod_uids(false).await;
+    let source = pair.snapshot().await;
+    let to_flags = ["--to-namespace", to.as_str()];
+
+    let args = [
+        &["--yes", "--create-namespace", "--copy-dependencies"][..],
+        &to_flags,
+    ]
+    .concat();
+    let out = run(migrate(pair.ns(), &args));
+    assert!(
+        !out.status.success(),
+        "the journal was refused: {}",
+        stderr(&out)
+    );
+    let namespace = kubectl(&[
+        "--context",
+        "km-b",
+        "get",
+        "namespace",
+        &to,
+        "-o",
+        "jsonpath={.metadata.labels.app\\.kubernetes\\.io/managed-by}",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&namespace.stdout),
+        "kubectl-migrate",
+        "{}",
+        stderr(&namespace)
+    );
+    let lease = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        &to,
+        "get",
+        "lease",
+        "kubectl-migrate-web",
+    ]);
+    assert!(
+        lease.status.success(),
+        "the lease stays: {}",
+        stderr(&lease)
+    );
+
+    let out = run(migrate(pair.ns(), &[&["--status"][..], &to_flags].concat()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(&out));
+    let said = said.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        said.contains("stopped before it wrote its journal")
+            && said.contains(&format!("namespace {to} in km-b (created by it)"))
+            && said.contains(&format!("Lease {to}/kubectl-migrate-web in km-b"))
+            && said.contains("--rollback (or --cleanup) to delete the namespace"),
+        "{said}"
+    );
+
+    refusal.remove();
+    let out = run(migrate(
+        pair.ns(),
+        &[&["--rollback", "--yes"][..], &to_flags].concat(),
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let gone = kubectl(&["--context", "km-b", "get", "namespace", &to]);
+    assert!(!gone.status.success(), "namespace {to} is deleted");
+    assert_eq!(
+        pair.snapshot().await,
+        source,
+        "the migration's objects as they were"
+    );
+    assert_eq!(
+        pair.pod_uids(false).await,
+        source_pods,
+        "a pod in A was deleted"
+    );
+    let out = run(migrate(
+        pair.ns(),
+        &[&["--rollback", "--yes"][..], &to_flags].concat(),
+    ));
+    assert!(
+        stderr(&out).contains("no migration of web found"),
+        "{}",
+        stderr(&out)
+    );
+}

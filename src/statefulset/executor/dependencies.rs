@@ -254,10 +254,12 @@ where
 /// journal and the lease with it) if it holds nothing else, and waits until it is gone.
 /// Otherwise strikes it from the journal, so that the next step removes only the journal, and
 /// says why it stays.
+/// Without a journal (`journal` is `None`: a run stopped before it wrote one), a namespace that
+/// holds what this migration did not create is only named.
 pub async fn delete_namespace(
     w: &Writer,
     waits: &Waits,
-    journal: &Journaling,
+    journal: Option<&Journaling>,
 ) -> Result<Option<String>> {
     let ns = &w.sides.destination_at.namespace;
     let namespaces: Api<Namespace> = Api::all(w.sides.destination.client.clone());
@@ -280,11 +282,13 @@ pub async fn delete_namespace(
             .await?;
         return Ok(None);
     }
-    journal
-        .update_fresh(w, &format!("strike namespace {ns} from the journal"), |j| {
-            j.created.retain(|o| o.kind != ObjectKind::Namespace)
-        })
-        .await?;
+    if let Some(journal) = journal {
+        journal
+            .update_fresh(w, &format!("strike namespace {ns} from the journal"), |j| {
+                j.created.retain(|o| o.kind != ObjectKind::Namespace)
+            })
+            .await?;
+    }
     Ok(Some(format!(
         "namespace {ns} stays in {}: it holds {}, which this migration did not create",
         w.sides.destination.context,

@@ -108,7 +108,7 @@ impl Executor {
                 Ok(())
             }
             Step::DeleteNamespace => {
-                let kept = dependencies::delete_namespace(w, waits, journal).await?;
+                let kept = dependencies::delete_namespace(w, waits, Some(journal)).await?;
                 if let Some(why) = kept {
                     let _ = notes.send(Note::Kept(why));
                 }
