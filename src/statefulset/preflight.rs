@@ -671,8 +671,11 @@ pub fn judge(req: &Request<'_>, facts: &Facts, observed: &Observed) -> Report {
     let namespace_exists = judging.destination_namespace();
     judging.destination_claims();
     judging.destination_set();
-    if let (Some(set), true) = (source_set, namespace_exists) {
-        judging.destination_objects(set);
+    // Judged against the namespace as it will be: one --create-namespace makes holds nothing.
+    if let Some(set) = source_set
+        && (namespace_exists || req.create_namespace)
+    {
+        judging.destination_objects(set, namespace_exists);
     }
     judging.report
 }
@@ -979,25 +982,34 @@ impl Judging<'_> {
         }
     }
 
-    /// In an existing destination namespace: the objects the pods need are there (or copied
-    /// with --copy-dependencies), and the server takes the destination set.
-    fn destination_objects(&mut self, set: &StatefulSet) {
+    /// In the destination namespace, existing or to be created (then empty): the objects the
+    /// pods need are there (or copied with --copy-dependencies), and the server takes the
+    /// destination set.
+    fn destination_objects(&mut self, set: &StatefulSet, namespace_exists: bool) {
         let (dst_ns, dst_context) = (&self.req.destination_at.namespace, self.dst_context);
+        let place = if namespace_exists {
+            format!("{dst_context}/{dst_ns}")
+        } else {
+            format!("{dst_context}/{dst_ns} (which --create-namespace creates empty)")
+        };
+        let dst_ns = &place;
         if !self.req.copy_dependencies {
             for object in needed_objects(set) {
-                if self.facts.destination_objects.get(&object_key(&object)) == Some(&true) {
+                if namespace_exists
+                    && self.facts.destination_objects.get(&object_key(&object)) == Some(&true)
+                {
                     continue;
                 }
                 let (kind, name) = (object.kind, &object.name);
                 self.problem(match kind {
                     ObjectKind::Service => format!(
-                        "Service {name} (the StatefulSet's serviceName) does not exist in {dst_context}/{dst_ns}; create it or pass --copy-dependencies"
+                        "Service {name} (the StatefulSet's serviceName) does not exist in {dst_ns}; create it or pass --copy-dependencies"
                     ),
                     ObjectKind::ServiceAccount => format!(
-                        "ServiceAccount {name} does not exist in {dst_context}/{dst_ns}; create it or pass --copy-dependencies"
+                        "ServiceAccount {name} does not exist in {dst_ns}; create it or pass --copy-dependencies"
                     ),
                     _ => format!(
-                        "{kind} {name} used by the pod template does not exist in {dst_context}/{dst_ns}; create it or pass --copy-dependencies"
+                        "{kind} {name} used by the pod template does not exist in {dst_ns}; create it or pass --copy-dependencies"
                     ),
                 });
             }
@@ -1353,9 +1365,29 @@ mod tests {
             );
             let create = Flags {
                 create_namespace: true,
+                copy_dependencies: true,
                 ..Default::default()
             };
             assert!(problems(&facts, &observed, &create).is_empty());
+        }
+
+        #[test]
+        fn a_namespace_to_be_created_is_judged_empty() {
+            let (mut facts, observed) = healthy();
+            facts.destination_namespace = Lookup::Missing;
+            facts.destination_dry_run = None;
+            let create = Flags {
+                create_namespace: true,
+                ..Default::default()
+            };
+            let p = problems(&facts, &observed, &create);
+            assert_eq!(
+                p,
+                [
+                    "Service web (the StatefulSet's serviceName) does not exist in km-b/db (which --create-namespace creates empty); create it or pass --copy-dependencies",
+                    "ConfigMap conf used by the pod template does not exist in km-b/db (which --create-namespace creates empty); create it or pass --copy-dependencies"
+                ]
+            );
         }
 
         #[test]

@@ -956,3 +956,46 @@ async fn server_dry_run_into_a_namespace_to_be_created_plans_every_write_and_say
     let ns = kubectl(&["--context", "km-b", "get", "namespace", &target]);
     assert!(!ns.status.success(), "the dry run created {target}");
 }
+
+/// --create-namespace judges what the pods need against the namespace as it will be, empty:
+/// the headless Service and the ConfigMap are missing there, with or without the server's dry
+/// run, and nothing is created (issue 28, hole 2).
+#[tokio::test]
+async fn a_namespace_to_be_created_lacks_what_the_pods_need_and_nothing_is_written() {
+    let pair = Pair::new("bad-newns").await;
+    let config = serde_json::json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": {
+        "containers": [{"name": "app", "image": "i", "envFrom": [{"configMapRef": {"name": "settings"}}]}]}}});
+    let full = [
+        "--context",
+        "km-a",
+        "-n",
+        pair.ns(),
+        "create",
+        "configmap",
+        "settings",
+        "--from-literal=a=b",
+    ];
+    assert!(kubectl(&full).status.success());
+    pair.create_set(1, &["data"], "OrderedReady", config).await;
+    let target = format!("{}-new", pair.ns());
+    for dry_run in [None, Some("--dry-run=server")] {
+        let mut args = vec!["--to-namespace", &target, "--create-namespace", "--yes"];
+        args.extend(dry_run);
+        let place = format!("km-b/{target} (which --create-namespace creates empty)");
+        refused(
+            &pair,
+            migrate(pair.ns(), &args),
+            4,
+            &[
+                &format!("Service web (the StatefulSet's serviceName) does not exist in {place}; create it or pass --copy-dependencies"),
+                &format!("ConfigMap settings used by the pod template does not exist in {place}"),
+            ],
+        )
+        .await;
+        let namespace = kubectl(&["--context", "km-b", "get", "namespace", &target]);
+        assert!(
+            !namespace.status.success(),
+            "namespace {target} was created ({dry_run:?})"
+        );
+    }
+}
