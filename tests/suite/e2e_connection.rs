@@ -724,7 +724,7 @@ async fn every_failure_on_the_way_to_a_cluster_is_said_in_words() {
             vec![format!("source: cluster \"dead\""), refused_words.clone()],
         ),
         (sts("stranger"), 4, vec![unauthorized.clone()]),
-        (sts("prod"), 4, vec![format!("source: {unknown}")]),
+        (sts("prod"), 1, vec![format!("source: {unknown}")]),
         (
             words(&[
                 "statefulset",

@@ -69,10 +69,11 @@ async fn refusals_on_a_healthy_set_change_nothing() {
         "km-b",
         "--yes",
     ]);
+    // A configuration error: exit 1, as for every command (README: exit codes).
     refused(
         &pair,
         cmd,
-        4,
+        1,
         &[
             "source: context \"km-x\" not found",
             "available contexts: km-a, km-b",
@@ -83,7 +84,15 @@ async fn refusals_on_a_healthy_set_change_nothing() {
     refused(
         &pair,
         migrate_to(&ns, "km-z", &["--yes"]),
-        4,
+        1,
+        &["destination: context \"km-z\" not found"],
+    )
+    .await;
+    // 3b. read-only --status with an unknown destination context: the same code
+    refused(
+        &pair,
+        migrate_to(&ns, "km-z", &["--status"]),
+        1,
         &["destination: context \"km-z\" not found"],
     )
     .await;

@@ -313,7 +313,11 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             let mut problems = Vec::new();
             problems.extend(s.err().map(|e| format!("source: {}", e.report())));
             problems.extend(d.err().map(|e| format!("destination: {}", e.report())));
-            return Err(Error::PreflightFailed { problems });
+            // A configuration error, exit 1 as for every command (README: exit codes), not a
+            // preflight refusal: nothing was read from a cluster yet.
+            return Err(Error::Failed {
+                message: problems.join("\n"),
+            });
         }
     };
     let source_namespace = global.namespace_for(&source);
@@ -781,7 +785,8 @@ users:
     fn unknown_contexts_fail_before_any_network_traffic() {
         let config = kubeconfig();
         let err = resolved(&config, &["web", "--to-context", "nope"]).unwrap_err();
-        assert_eq!(err.exit_code(), 4, "{err}");
+        // A configuration error, as for every command; not a preflight refusal.
+        assert_eq!(err.exit_code(), 1, "{err}");
         assert!(
             err.to_string()
                 .contains("destination: context \"nope\" not found"),

@@ -151,8 +151,8 @@ async fn selected_names(resolved: &Resolved, selection: &Selection) -> Result<Ve
         .source
         .connect(settings.request_timeout)
         .await
-        .map_err(|e| Error::PreflightFailed {
-            problems: vec![format!("source: {}", e.report())],
+        .map_err(|e| Error::Failed {
+            message: format!("source: {}", e.report()),
         })?;
     let api: Api<StatefulSet> = Api::namespaced(source.client.clone(), &settings.source_namespace);
     let mut params = ListParams::default();
