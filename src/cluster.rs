@@ -197,6 +197,9 @@ impl Target {
                 source: Some(source),
             })?;
         config.connect_timeout = Some(request_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT));
+        if let Ok(agent) = http::HeaderValue::from_str(&user_agent()) {
+            config.headers.push((http::header::USER_AGENT, agent));
+        }
         if let Some(t) = request_timeout {
             config.read_timeout = Some(t);
             config.write_timeout = Some(t);
@@ -469,6 +472,24 @@ fn is_timeout(err: &kube::Error) -> bool {
         source = cause.source();
     }
     false
+}
+
+/// The User-Agent of every request, in kubectl's form (`kubectl/v1.31.0 (linux/amd64)
+/// kubernetes/0123abc`), so that audit logs attribute the requests to this tool and its build.
+pub fn user_agent() -> String {
+    // Go's names for the architectures, as kubectl says them.
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        "x86" => "386",
+        other => other,
+    };
+    format!(
+        "kubectl-migrate/v{} ({}/{arch}) {}",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        env!("KM_GIT_COMMIT")
+    )
 }
 
 #[cfg(test)]

@@ -790,3 +790,78 @@ fn the_debug_text_check_sees_what_it_looks_for() {
         .is_empty()
     );
 }
+
+/// Every request names the tool and its build in the User-Agent, as kubectl does
+/// (`kubectl-migrate/vVERSION (os/arch) COMMIT`), so that audit logs attribute it: seen by a
+/// server that records the first request's headers.
+#[test]
+fn requests_send_the_tools_user_agent() {
+    use std::io::Read;
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (seen, heard) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut request = [0; 4096];
+            let n = stream.read(&mut request).unwrap_or(0);
+            let _ = seen.send(String::from_utf8_lossy(&request[..n]).into_owned());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://{addr}\n\
+             users:\n- name: u\n  user: {{}}\ncontexts:\n- name: recorder\n  context:\n    cluster: c\n    user: u\n\
+             current-context: recorder\n"
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kubectl-migrate"))
+        .args(["version", "--context", "recorder", "--kubeconfig"])
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    let request = heard
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .unwrap_or_else(|_| {
+            panic!(
+                "no request arrived: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+    let agent = request
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("user-agent: ")
+                .or_else(|| l.strip_prefix("User-Agent: "))
+        })
+        .unwrap_or_else(|| panic!("no User-Agent in:\n{request}"));
+    let version = env!("CARGO_PKG_VERSION");
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    let prefix = format!(
+        "kubectl-migrate/v{version} ({}/{arch}) ",
+        std::env::consts::OS
+    );
+    assert!(
+        agent.starts_with(&prefix),
+        "{agent:?} does not start with {prefix:?}"
+    );
+    let commit = &agent[prefix.len()..];
+    assert!(
+        !commit.is_empty()
+            && commit
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == '-' || c.is_ascii_lowercase()),
+        "{agent:?} ends with no commit"
+    );
+}
