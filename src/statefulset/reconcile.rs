@@ -586,7 +586,10 @@ impl Run<'_> {
                 let waited = (!waited.is_zero()).then_some(waited);
                 operator.event(event(StepPhase::Finished, elapsed, waited, None));
                 let rollback = stored.is_some_and(|s| s.journal.direction == Direction::Rollback);
-                ex.events.record(&ex.writer, step, &description, rollback);
+                let uids = [Side::Source, Side::Destination]
+                    .map(|side| observed.side(side).set.as_ref().map(|s| s.uid.clone()));
+                ex.events
+                    .record(&ex.writer, step, &description, rollback, uids);
                 self.tell_unrecorded(false, operator).await;
                 Ok(true)
             }

@@ -476,6 +476,22 @@ async fn rollback_from_the_end_returns_everything_and_cleanup_is_refused_after_i
             events.iter().any(|e| e.action.as_deref() == Some("resize")),
             "{events:#?}"
         );
+        // describe lists the Events whose `regarding` carries the set's uid.
+        let context = if in_b { "km-b" } else { "km-a" };
+        let described = kubectl(&[
+            "--context",
+            context,
+            "-n",
+            pair.ns(),
+            "describe",
+            "sts",
+            "web",
+        ]);
+        let described = String::from_utf8_lossy(&described.stdout);
+        assert!(
+            described.contains("MigrationStep"),
+            "kubectl describe sts web in {context} shows the migration's Events:\n{described}"
+        );
     }
     let observer = SplitBrainObserver::start(pair.ns());
     let out = run(migrate(pair.ns(), &["--rollback", "--yes", "--batch", "2"]));

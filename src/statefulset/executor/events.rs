@@ -31,7 +31,16 @@ impl StepEvents {
     }
 
     /// Records `step`, finished, in both clusters. Not in a dry run, where no step is taken.
-    pub fn record(&self, w: &Writer, step: &Step, description: &str, rollback: bool) {
+    /// `uids` are the sets' on each side, as observed: `kubectl describe sts` lists only the
+    /// Events whose `regarding` carries the set's uid.
+    pub fn record(
+        &self,
+        w: &Writer,
+        step: &Step,
+        description: &str,
+        rollback: bool,
+        uids: [Option<String>; 2],
+    ) {
         if w.is_dry_run() {
             return;
         }
@@ -50,7 +59,12 @@ impl StepEvents {
         );
         // The API server refuses notes over 1 kB.
         let note: String = note.chars().take(1000).collect();
-        let writes = [Side::Source, Side::Destination].map(|side| {
+        let [source_uid, destination_uid] = uids;
+        let writes = [
+            (Side::Source, source_uid),
+            (Side::Destination, destination_uid),
+        ]
+        .map(|(side, uid)| {
             let namespace = sides.location(side).namespace.clone();
             let event = json!({
                 "apiVersion": "events.k8s.io/v1",
@@ -70,6 +84,7 @@ impl StepEvents {
                     "kind": "StatefulSet",
                     "namespace": namespace,
                     "name": names.set,
+                    "uid": uid,
                 },
             });
             let api: Api<k8s_openapi::api::events::v1::Event> = sides.namespaced(side);
