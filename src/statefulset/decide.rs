@@ -197,7 +197,9 @@ fn destination_gone(journal: &Journal, observed: &Observed, settings: &Settings)
     } else {
         end
     };
-    if running.is_empty() && (source_end == end || !forward) {
+    // No pod there and none verified there: the in-flight ordinals never ran in it, and the
+    // set is created as usual (a rebuilt journal resumes that way).
+    if running.is_empty() && (verified_there == end || !forward) {
         return None;
     }
     let start = running
