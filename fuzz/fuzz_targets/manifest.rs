@@ -10,7 +10,8 @@
 
 use kubectl_migrate::manifest::yaml;
 use kubectl_migrate::schema::load::{self, BuiltinRef, Selection};
-use kubectl_migrate::schema::model::{ApiDef, parse_crd_schema, to_json};
+use kubectl_migrate::schema::model::{ApiDef, to_json};
+use kubectl_migrate::schema::parse::parse_crd_schema;
 use kubectl_migrate::schema::stored::StoredApi;
 use kubectl_migrate::schema::{block_yaml, diff, json_list, lcd};
 use libfuzzer_sys::fuzz_target;

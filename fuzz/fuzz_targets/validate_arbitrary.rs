@@ -6,9 +6,8 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use kubectl_migrate::schema::model::{
-    ApiDef, NoRefs, Schema, VersionDef, parse_crd_schema, parse_openapi_schema, to_json,
-};
+use kubectl_migrate::schema::model::{ApiDef, Schema, VersionDef, to_json};
+use kubectl_migrate::schema::parse::{NoRefs, parse_crd_schema, parse_openapi_schema};
 use kubectl_migrate::schema::validate::validate_object;
 use kubectl_migrate::schema::{diff, lcd};
 use libfuzzer_sys::fuzz_target;

@@ -11,7 +11,9 @@ use serde_json::Value;
 
 use super::json_list;
 use super::json_view::{Json, JsonView};
-use super::model::{self, ApiDef, Origin, RefResolver, SchemaError, SourceSchemas, VersionDef};
+use super::model::{ApiDef, VersionDef};
+use super::parse::{self, RefResolver, SchemaError};
+use super::source::{Origin, SourceSchemas};
 use super::stored::StoredApi;
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
@@ -351,7 +353,7 @@ fn crd_from_parts<M: JsonView, S: JsonView>(
                 format!("{path}: Required value: schemas are required"),
             ));
         };
-        let schema = match model::parse_crd_schema(raw, &path) {
+        let schema = match parse::parse_crd_schema(raw, &path) {
             Ok(s) => s,
             Err(e) => {
                 errors.extend(e);
@@ -460,7 +462,7 @@ pub fn apis_from_openapi(
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| reference.rsplit('.').next().unwrap_or("").to_string());
-        let schema = model::parse_openapi_schema(
+        let schema = parse::parse_openapi_schema(
             &serde_json::json!({"$ref": reference}),
             reference,
             &resolver,

@@ -13,6 +13,7 @@ pub mod block_yaml;
 pub mod diff;
 #[cfg(not(fuzzing))]
 pub(crate) mod diff;
+mod finding;
 pub mod json_list;
 mod json_text;
 mod json_view;
@@ -22,8 +23,10 @@ pub mod lcd;
 mod lcd;
 pub mod load;
 pub mod model;
+pub mod parse;
 mod pattern;
 mod prove;
+pub mod source;
 pub mod witness;
 pub use lcd::Manifest as LcdManifest;
 pub use prove::{Proofs, WitnessFile};
@@ -48,7 +51,8 @@ use crate::error::{Error, Result};
 use crate::manifest;
 use diff::Class;
 use load::Selection;
-use model::{ApiDef, SourceSchemas};
+use model::ApiDef;
+use source::SourceSchemas;
 use report::{
     ApiReport, FindingReport, LcdReport, Presence, Report, SourceInfo, Summary, VersionPresence,
 };

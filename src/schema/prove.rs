@@ -4,8 +4,8 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::model::SourceSchemas;
 use super::report::{Proof, Report};
+use super::source::SourceSchemas;
 use super::witness::Expect;
 use super::{Request, dry_run_create};
 use crate::cluster::Cluster;

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::diff::{Class, Finding};
 use super::lcd::{Conflict, Dropped};
-use super::model::Origin;
+use super::source::Origin;
 use super::witness::Expect;
 
 /// The version of the comparison report. 2: each source's value is data (`value`), with the

@@ -10,11 +10,12 @@
 //! them, enum members lost, a string the baseline's pattern accepts and the other's does not,
 //! duplicates, unknown keys, wrong types), then from random values of the baseline's schema, so
 //! the same generic search serves every rule; the validator, not the rule, decides.
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::cel::{self, Verdict};
-use super::diff::{Change, Class, Finding};
+// A witness is part of the finding it shows (see `finding`); the report names it from here.
+use super::finding::{Change, Class, Finding};
+pub use super::finding::{Expect, Witness};
 use super::model::{ApiDef, Schema};
 use super::pattern::{self, Comparison};
 use super::validate::{apply_defaults, validate_object};
@@ -35,30 +36,6 @@ const RANDOM_NODES: usize = 400;
 
 /// The name every witness carries.
 pub const OBJECT_NAME: &str = "km-witness";
-
-/// What the other source does with the witness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Expect {
-    /// Refuses it (with fieldValidation=Strict).
-    Rejected,
-    /// Accepts it but stores something else (a default, a status dropped on create).
-    StoredDifferently,
-}
-
-/// An object that shows a finding.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Witness {
-    /// The source (index) that rejects it or stores it differently.
-    pub source: usize,
-    pub expect: Expect,
-    /// The whole manifest: apiVersion, kind, metadata.name, and what the schema needs.
-    pub object: Value,
-    /// A short form for the table: `.spec.x: "a"`, `.spec without x`, ...
-    pub short: String,
-    /// Why the other source rejects it, as the local validator says.
-    pub reasons: Vec<String>,
-}
 
 /// Where a witness goes, one step of a finding's path.
 #[derive(Debug, Clone, PartialEq, Eq)]

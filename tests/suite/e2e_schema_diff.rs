@@ -631,7 +631,7 @@ async fn a_default_its_field_rejects_is_refused_at_the_same_fields_as_the_server
         Err(kube::Error::Api(status)) => status.message,
         other => panic!("the server accepted the CRD or failed otherwise: {other:?}"),
     };
-    let ours = kubectl_migrate::schema::model::parse_crd_schema(
+    let ours = kubectl_migrate::schema::parse::parse_crd_schema(
         &schema,
         "spec.validation.openAPIV3Schema",
     )

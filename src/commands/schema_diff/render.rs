@@ -5,8 +5,9 @@ use comfy_table::Table;
 
 use crate::output::{Tabular, fit, indent, markdown_table, new_table, trim_lines};
 use crate::schema::diff::Class;
-use crate::schema::model::{Origin, version_priority};
+use crate::schema::model::version_priority;
 use crate::schema::report::{ApiReport, FindingReport, ObjectReport, Report};
+use crate::schema::source::Origin;
 use crate::schema::witness::Expect;
 
 /// Shorter names for the table; JSON keeps the schema keywords.

@@ -12,8 +12,8 @@ use crate::cli::OutputFormat;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::schema::diff::Class;
-use crate::schema::model::Origin;
 use crate::schema::report::Report;
+use crate::schema::source::Origin;
 use crate::schema::watch::{
     self, ApiUpdate, Ended, EventType, Flow, Listener, Note, Settings, WatchEvent,
 };

@@ -11,7 +11,8 @@ use crate::schema::load::{
     Selection, apis_from_documents, crd_from_spec_text, crd_from_value, parse_documents,
     stored_apis_from_documents,
 };
-use crate::schema::model::{ApiDef, Schema, SchemaNode, parse_crd_schema};
+use crate::schema::model::{ApiDef, Schema, SchemaNode};
+use crate::schema::parse::parse_crd_schema;
 use crate::schema::validate::validate_object;
 
 const HEAD: &str = "apiVersion: apiextensions.k8s.io/v1

@@ -14,8 +14,8 @@ use super::feed::{Feeds, Signal};
 use super::monitor::Monitor;
 use crate::cluster::{Cluster, DEFAULT_CONNECT_TIMEOUT};
 use crate::error::{Error, Result};
-use crate::schema::model::{Origin, SourceSchemas};
 use crate::schema::report::Report;
+use crate::schema::source::{Origin, SourceSchemas};
 use crate::schema::{Request, blocking, load};
 
 /// What a watch does besides the comparison its [`Request`] describes.

@@ -12,7 +12,7 @@ use super::engine::{ApiUpdate, Flow, Listener, Note, Settings};
 use super::feed::Unanswered;
 use super::{ApiState, EventType, WatchEvent, change, timestamp};
 use crate::error::Result;
-use crate::schema::model::SourceSchemas;
+use crate::schema::source::SourceSchemas;
 use crate::schema::{Request, StoredApi, Work, compare_for, compare_one, load};
 
 /// A burst of writes is coalesced for at most this many debounce periods.

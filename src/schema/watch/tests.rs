@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use super::*;
-use crate::schema::model::{Origin, SourceSchemas};
+use crate::schema::source::{Origin, SourceSchemas};
 use crate::schema::stored::StoredApi;
 use crate::schema::{FailOn, Request, compare_one};
 

@@ -5,8 +5,8 @@ use kube::runtime::watcher::Event;
 use tokio::time::Instant;
 
 use super::*;
-use crate::schema::model::Origin;
 use crate::schema::report::Report;
+use crate::schema::source::Origin;
 use crate::schema::watch::tests::{crd, request};
 
 const DEBOUNCE: Duration = Duration::from_millis(300);
