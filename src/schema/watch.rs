@@ -6,9 +6,11 @@
 //!
 //! - `feed`: per cluster, a kube-runtime watcher of its CRDs and a probe (I/O);
 //! - `monitor`: the sources as last seen, the debounce, and what recomputes on a change (no I/O);
+//! - `listener`: what a watch tells its [`Listener`], and the settings it is given;
 //! - `engine`: the loop that feeds the monitor and ends at `stop` or when the listener says so.
 mod engine;
 mod feed;
+mod listener;
 mod monitor;
 
 use serde::Serialize;
@@ -17,8 +19,9 @@ use super::diff::{self, Class};
 use super::lcd::Manifest;
 use super::load::{self, Selection};
 use super::report::{ApiReport, FindingReport};
-pub use engine::{ApiUpdate, Ended, Flow, Listener, Note, Settings, run, watch};
+pub use engine::{run, watch};
 pub use feed::Unanswered;
+pub use listener::{ApiUpdate, Ended, Flow, Listener, Note, Settings};
 
 /// The version of the NDJSON event lines (`-o json`).
 pub const EVENT_SCHEMA_VERSION: u32 = 1;

@@ -8,8 +8,8 @@ use kube::api::DynamicObject;
 use kube::runtime::watcher;
 use tokio::time::Instant;
 
-use super::engine::{ApiUpdate, Flow, Listener, Note, Settings};
 use super::feed::Unanswered;
+use super::listener::{ApiUpdate, Flow, Listener, Note, Settings};
 use super::{ApiState, EventType, WatchEvent, change, timestamp};
 use crate::error::Result;
 use crate::schema::source::SourceSchemas;
