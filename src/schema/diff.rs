@@ -1052,9 +1052,8 @@ fn junctions(s: &Schema) -> Option<String> {
         one_of: s.one_of.clone(),
         not: s.not.clone(),
         ..SchemaNode::default()
-    }
-    .into();
-    Some(super::model::to_json(&j).to_string())
+    };
+    Some(serde_json::to_string(&j).expect("a schema is JSON"))
 }
 
 fn show_opt(v: &Option<String>) -> String {

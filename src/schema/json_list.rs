@@ -567,8 +567,8 @@ mod tests {
         #[test]
         fn members_and_items_come_back_as_serde_json_reads_them(
             members in proptest::collection::btree_map(
-                "(?s).{0,6}", crate::schema::json_text::tests::json_value(), 0..5),
-            items in proptest::collection::vec(crate::schema::json_text::tests::json_value(), 0..5),
+                "(?s).{0,6}", crate::schema::json_view::tests::json_value(), 0..5),
+            items in proptest::collection::vec(crate::schema::json_view::tests::json_value(), 0..5),
             indent in 0usize..20,
         ) {
             let mut object: serde_json::Map<String, Value> = members.into_iter().collect();
@@ -588,7 +588,7 @@ mod tests {
         #[test]
         fn members_of_items_are_as_serde_json_reads_them(
             item in proptest::collection::btree_map(
-                "(?s).{0,6}", crate::schema::json_text::tests::json_value(), 0..5),
+                "(?s).{0,6}", crate::schema::json_view::tests::json_value(), 0..5),
             indent in 0usize..20,
         ) {
             let item = Value::Object(item.into_iter().collect());

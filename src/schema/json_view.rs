@@ -319,9 +319,33 @@ impl<'de> Visitor<'de> for KeySeed {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Any JSON value, with strings that need escaping (for the tests of other modules too).
+    pub(crate) fn json_value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        use serde_json::Value;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<u64>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(Value::from),
+            "(?s).{0,40}".prop_map(Value::String),
+            "[a-z\"\\\\\n\t\r\u{1}\u{8}\u{c}\u{1f}\u{7f}é ]{0,40}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::btree_map("(?s).{0,8}", inner, 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
 
     fn both(text: &str) -> (Value, Value) {
         let tree: Json = serde_json::from_str(text).unwrap();
@@ -386,7 +410,7 @@ mod tests {
     proptest! {
         /// Any JSON text reads into the same `Value` through either tree.
         #[test]
-        fn every_text_reads_as_value_reads_it(value in crate::schema::json_text::tests::json_value()) {
+        fn every_text_reads_as_value_reads_it(value in crate::schema::json_view::tests::json_value()) {
             let text = serde_json::to_string(&value).unwrap();
             let (tree, direct) = both(&text);
             prop_assert_eq!(tree, direct);

@@ -9,12 +9,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::json_text::{PrettyJson, push_json_pretty};
 use super::model::{
-    AdditionalProperties, ApiDef, CelRule, Schema, SchemaNode, push_schema_json, same_schema,
-    to_json, version_priority,
+    AdditionalProperties, ApiDef, CelRule, Schema, SchemaNode, same_schema, version_priority,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -48,89 +46,107 @@ pub struct Lcd {
     pub notes: Vec<String>,
 }
 
-/// An LCD's CRD manifest. Its schemas, most of its bytes, stay schemas (shared with
-/// [`Lcd::schemas`]) and are written straight from them as JSON: building a JSON tree of each
-/// only to print it took a tenth of `--lcd`'s time.
-#[derive(Debug, Clone, PartialEq)]
+/// An LCD's CRD manifest, as serde writes it. Its schemas, most of its bytes, stay schemas
+/// (shared with [`Lcd::schemas`]) and are written straight from the model: building a JSON tree
+/// of each only to print it took a tenth of `--lcd`'s time. Members are declared in the order
+/// of their names, so that the JSON comes out sorted, as a `serde_json` map has it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Manifest {
-    /// The manifest, with `null` for the `schema` of each of `spec.versions`.
-    outline: Value,
-    /// The schema of each of `spec.versions`, in their order.
-    schemas: Vec<Schema>,
+    api_version: &'static str,
+    kind: &'static str,
+    metadata: Metadata,
+    spec: Spec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct Metadata {
+    annotations: BTreeMap<String, String>,
+    name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct Spec {
+    group: String,
+    names: Names,
+    scope: String,
+    versions: Vec<VersionManifest>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Names {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    categories: Vec<String>,
+    kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    list_kind: Option<String>,
+    plural: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    short_names: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    singular: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct VersionManifest {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    additional_printer_columns: Vec<Value>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    deprecated: bool,
+    name: String,
+    schema: VersionSchema,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    selectable_fields: Vec<Value>,
+    served: bool,
+    storage: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subresources: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+struct VersionSchema {
+    #[serde(rename = "openAPIV3Schema")]
+    open_api_v3_schema: Schema,
 }
 
 impl Manifest {
     /// The whole manifest as JSON.
     pub fn to_value(&self) -> Value {
-        let mut value = self.outline.clone();
-        if let Some(versions) = value
-            .pointer_mut("/spec/versions")
-            .and_then(Value::as_array_mut)
-        {
-            for (version, schema) in versions.iter_mut().zip(&self.schemas) {
-                version["schema"] = object([("openAPIV3Schema", to_json(schema))]);
-            }
-        }
-        value
+        serde_json::to_value(self).expect("a manifest is JSON")
     }
 
-    /// Appends what `json_text::push_json_pretty(out, &self.to_value(), level)` would.
+    /// Appends the manifest as `serde_json::to_writer_pretty` writes it, as if nested `level`
+    /// deep (two spaces a level) in pretty JSON around it, as a `List`'s items are.
     pub fn push_json_pretty(&self, out: &mut Vec<u8>, level: usize) {
-        // Each object on the way to the schemas, written member by member, with `at` for the
-        // value of each member.
-        fn members(
-            out: &mut Vec<u8>,
-            value: &Value,
-            level: usize,
-            mut at: impl FnMut(&mut Vec<u8>, &str, &Value),
-        ) {
-            match value {
-                Value::Object(map) => {
-                    let mut object = PrettyJson::object(out, level);
-                    for (key, member) in map {
-                        at(object.key(key), key, member);
-                    }
-                    object.end();
-                }
-                other => push_json_pretty(out, other, level),
-            }
-        }
-        let mut schemas = self.schemas.iter();
-        members(out, &self.outline, level, |out, key, value| match key {
-            "spec" => members(out, value, level + 1, |out, key, value| {
-                match (key, value) {
-                    ("versions", Value::Array(versions)) => {
-                        let mut array = PrettyJson::array(out, level + 2);
-                        for version in versions {
-                            members(array.item(), version, level + 3, |out, key, value| {
-                                if key == "schema"
-                                    && let Some(schema) = schemas.next()
-                                {
-                                    let mut object = PrettyJson::object(out, level + 4);
-                                    push_schema_json(
-                                        object.key("openAPIV3Schema"),
-                                        schema,
-                                        level + 5,
-                                    );
-                                    object.end();
-                                } else {
-                                    push_json_pretty(out, value, level + 4);
-                                }
-                            });
-                        }
-                        array.end();
-                    }
-                    _ => push_json_pretty(out, value, level + 2),
-                }
-            }),
-            _ => push_json_pretty(out, value, level + 1),
-        });
+        let mut nested = Nested { out, level };
+        serde_json::to_writer_pretty(&mut nested, self).expect("writing to memory");
     }
 }
 
-impl Serialize for Manifest {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.to_value().serialize(serializer)
+/// Pretty JSON text, indented `level` more: two more spaces for each level after each line
+/// break. (A pretty printer writes line breaks only between tokens: inside strings they are
+/// escaped.)
+struct Nested<'o> {
+    out: &'o mut Vec<u8>,
+    level: usize,
+}
+
+impl std::io::Write for Nested<'_> {
+    fn write(&mut self, mut text: &[u8]) -> std::io::Result<usize> {
+        let written = text.len();
+        while let Some(at) = memchr::memchr(b'\n', text) {
+            self.out.extend_from_slice(&text[..=at]);
+            self.out.extend(std::iter::repeat_n(b' ', 2 * self.level));
+            text = &text[at + 1..];
+        }
+        self.out.extend_from_slice(text);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -200,8 +216,6 @@ pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
         conflict(&mut lcd, "no version is served by every source".into());
         return lcd;
     }
-    let mut version_manifests = Vec::new();
-    let mut manifest_schemas = Vec::new();
     for version in &versions {
         let nodes: Vec<&Schema> = apis.iter().map(|a| &a.versions[*version].schema).collect();
         let mut walk = LcdWalk {
@@ -242,45 +256,38 @@ pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
         })
         .map(|v| v.to_string())
         .unwrap_or_default();
+    let mut version_manifests = Vec::new();
     for version in &versions {
         let defs: Vec<&super::model::VersionDef> =
             apis.iter().map(|a| &a.versions[*version]).collect();
-        let mut v = serde_json::Map::new();
-        v.insert("name".into(), json!(version));
-        v.insert("served".into(), json!(true));
-        v.insert("storage".into(), json!(**version == storage));
-        if defs.iter().all(|d| d.deprecated) {
-            v.insert("deprecated".into(), json!(true));
-        }
-        // Filled in by `Manifest`.
-        v.insert("schema".into(), Value::Null);
-        manifest_schemas.push(lcd.schemas[version.as_str()].clone());
+        let schema = &lcd.schemas[version.as_str()];
         let subresources = &defs[0].subresources;
-        if defs.iter().all(|d| &d.subresources == subresources) {
-            if !subresources.is_null() {
-                v.insert("subresources".into(), subresources.clone());
-            }
-        } else {
+        let same_subresources = defs.iter().all(|d| &d.subresources == subresources);
+        if !same_subresources {
             lcd.notes.push(format!(
                 "{version}: subresources differ between sources; the LCD has none"
             ));
         }
-        let columns = common(defs.iter().map(|d| &d.printer_columns));
-        if !columns.is_empty() {
-            v.insert("additionalPrinterColumns".into(), Value::Array(columns));
-        }
-        let fields: Vec<Value> = common(defs.iter().map(|d| &d.selectable_fields))
-            .into_iter()
-            .filter(|f| {
-                f.get("jsonPath")
-                    .and_then(Value::as_str)
-                    .is_some_and(|p| path_exists(&lcd.schemas[version.as_str()], p))
-            })
-            .collect();
-        if !fields.is_empty() {
-            v.insert("selectableFields".into(), Value::Array(fields));
-        }
-        version_manifests.push(Value::Object(v));
+        version_manifests.push(VersionManifest {
+            additional_printer_columns: common(defs.iter().map(|d| &d.printer_columns)),
+            deprecated: defs.iter().all(|d| d.deprecated),
+            name: version.to_string(),
+            schema: VersionSchema {
+                open_api_v3_schema: schema.clone(),
+            },
+            selectable_fields: common(defs.iter().map(|d| &d.selectable_fields))
+                .into_iter()
+                .filter(|f| {
+                    f.get("jsonPath")
+                        .and_then(Value::as_str)
+                        .is_some_and(|p| path_exists(schema, p))
+                })
+                .collect(),
+            served: true,
+            storage: **version == storage,
+            subresources: (same_subresources && !subresources.is_null())
+                .then(|| subresources.clone()),
+        });
     }
     if apis
         .iter()
@@ -289,77 +296,54 @@ pub fn lcd_api(apis: &[Option<&ApiDef>], labels: &[String]) -> Lcd {
         lcd.notes
             .push("a source converts through a webhook; the LCD uses strategy None".into());
     }
-    let mut names = serde_json::Map::new();
-    names.insert("kind".into(), json!(first.kind));
-    names.insert("plural".into(), json!(first.plural));
-    for (key, get) in [
-        (
-            "singular",
-            (|a: &ApiDef| a.singular.clone()) as fn(&ApiDef) -> Option<String>,
-        ),
-        ("listKind", |a| a.list_kind.clone()),
-    ] {
-        let values: BTreeSet<Option<String>> = apis.iter().map(|a| get(a)).collect();
-        if let [Some(v)] = values.into_iter().collect::<Vec<_>>().as_slice() {
-            names.insert(key.into(), json!(v));
+    // A name all sources agree on, and the short names and categories all of them have.
+    let agreed_name = |get: fn(&ApiDef) -> &Option<String>| {
+        let values: BTreeSet<&Option<String>> = apis.iter().map(|a| get(a)).collect();
+        match values.into_iter().collect::<Vec<_>>().as_slice() {
+            [Some(v)] => Some(v.clone()),
+            _ => None,
         }
-    }
-    for (key, get) in [
-        (
-            "shortNames",
-            (|a: &ApiDef| &a.short_names) as fn(&ApiDef) -> &BTreeSet<String>,
-        ),
-        ("categories", |a| &a.categories),
-    ] {
-        let shared: Vec<&String> = get(first)
+    };
+    let shared = |get: fn(&ApiDef) -> &BTreeSet<String>| -> Vec<String> {
+        get(first)
             .iter()
             .filter(|s| apis.iter().all(|a| get(a).contains(*s)))
-            .collect();
-        if !shared.is_empty() {
-            names.insert(key.into(), json!(shared));
-        }
-    }
-    let mut annotations = serde_json::Map::new();
-    annotations.insert("kubectl-migrate.io/lcd-of".into(), json!(labels.join(", ")));
+            .cloned()
+            .collect()
+    };
+    let mut annotations = BTreeMap::new();
+    annotations.insert("kubectl-migrate.io/lcd-of".into(), labels.join(", "));
     // Groups under k8s.io and kubernetes.io need it, or the API server rejects the CRD.
     if let Some(approved) = apis.iter().filter_map(|a| a.api_approved.as_ref()).min() {
-        annotations.insert("api-approved.kubernetes.io".into(), json!(approved));
+        annotations.insert("api-approved.kubernetes.io".into(), approved.clone());
     }
-    // Built by moving the parts in: `json!` would copy each of them whole.
-    let outline = object([
-        ("apiVersion", json!("apiextensions.k8s.io/v1")),
-        ("kind", json!("CustomResourceDefinition")),
-        (
-            "metadata",
-            object([
-                ("name", json!(first.name)),
-                ("annotations", Value::Object(annotations)),
-            ]),
-        ),
-        (
-            "spec",
-            object([
-                ("group", json!(first.group)),
-                ("scope", json!(first.scope)),
-                ("names", Value::Object(names)),
-                ("versions", Value::Array(version_manifests)),
-            ]),
-        ),
-    ]);
     lcd.manifest = Some(Manifest {
-        outline,
-        schemas: manifest_schemas,
+        api_version: "apiextensions.k8s.io/v1",
+        kind: "CustomResourceDefinition",
+        metadata: Metadata {
+            annotations,
+            name: first.name.clone(),
+        },
+        spec: Spec {
+            group: first.group.clone(),
+            names: Names {
+                categories: shared(|a| &a.categories),
+                kind: first.kind.clone(),
+                list_kind: agreed_name(|a| &a.list_kind),
+                plural: first.plural.clone(),
+                short_names: shared(|a| &a.short_names),
+                singular: agreed_name(|a| &a.singular),
+            },
+            scope: first.scope.clone(),
+            versions: version_manifests,
+        },
     });
     lcd
 }
 
-fn object<const N: usize>(entries: [(&str, Value); N]) -> Value {
-    Value::Object(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-    )
+/// A schema as compact JSON: an order for schemas that does not depend on the sources' order.
+fn json_text(schema: &Schema) -> String {
+    serde_json::to_string(schema).expect("a schema is JSON")
 }
 
 /// Entries present in every list (by equality), in the first list's order.
@@ -731,7 +715,7 @@ impl LcdWalk<'_> {
         junctions.extend(extra);
         let mut keyed: BTreeMap<String, Schema> = BTreeMap::new();
         for j in junctions {
-            keyed.insert(to_json(&j).to_string(), j);
+            keyed.insert(json_text(&j), j);
         }
         out.all_of = keyed.into_values().collect();
         // CEL rules: all of them (deduplicated by expression).
@@ -899,7 +883,7 @@ impl LcdWalk<'_> {
                                     Slot::Schema(s) => Some(*s),
                                     _ => None,
                                 })
-                                .min_by_key(|s| to_json(s).to_string())
+                                .min_by_key(|s| json_text(s))
                                 .cloned()
                                 .unwrap_or_default();
                             // CEL rules do not run on null.

@@ -15,7 +15,6 @@ pub mod diff;
 pub(crate) mod diff;
 mod finding;
 pub mod json_list;
-mod json_text;
 mod json_view;
 #[cfg(fuzzing)]
 pub mod lcd;
@@ -52,10 +51,10 @@ use crate::manifest;
 use diff::Class;
 use load::Selection;
 use model::ApiDef;
-use source::SourceSchemas;
 use report::{
     ApiReport, FindingReport, LcdReport, Presence, Report, SourceInfo, Summary, VersionPresence,
 };
+use source::SourceSchemas;
 
 /// Exit codes, as `kubectl diff` has them.
 pub mod exit {

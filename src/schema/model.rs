@@ -1,9 +1,16 @@
 //! The schema model: one normalized tree per API version, whatever it was read from (a CRD's
 //! `openAPIV3Schema` or a built-in type of an OpenAPI v3 document; see [`super::parse`]), so that
 //! the diff, the LCD and the validator only know one shape.
+//!
+//! [`SchemaNode`] is the one definition of a schema node's keywords: serde derives from it the
+//! JSON a schema is written as (the LCD manifests, with `serde_json`'s own printer) and the
+//! packed form sources are kept in ([`super::stored`]). The parser reads the same keywords with
+//! the API server's checks. A keyword added here reaches every form; `model/tests.rs` takes each
+//! keyword through all of them.
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Map, Value};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
 
 /// One node of a (structural) schema, behind a shared pointer. A node's fields take some 600
 /// bytes, mostly empty options; this way a node moves as a pointer, a map of properties (whose
@@ -39,50 +46,158 @@ impl std::fmt::Debug for Schema {
     }
 }
 
-/// The fields of one schema node. Fields the API server ignores for validation, such as
-/// `example` and `externalDocs`, are not kept.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// Written and read as the node it points to.
+impl Serialize for Schema {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for Schema {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Schema, D::Error> {
+        SchemaNode::deserialize(deserializer).map(Schema::from)
+    }
+}
+
+/// The keywords of one schema node, named as the API server's `JSONSchemaProps` names them.
+/// Keywords the API server ignores for validation, such as `example` and `externalDocs`, are
+/// not kept. Empty and false keywords are not written.
+///
+/// The fields are declared in the order of their names: serde writes them in declaration order,
+/// and so writes the members sorted, as a `serde_json` map has them (kubectl's output, and this
+/// tool's before, are compared against that).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 pub struct SchemaNode {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub additional_properties: Option<AdditionalProperties>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub all_of: Vec<Schema>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub any_of: Vec<Schema>,
+    /// `default: null` is a default too.
+    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
+    pub default: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
+    pub enum_values: Option<Vec<Value>>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub exclusive_maximum: bool,
+    #[serde(skip_serializing_if = "is_false")]
+    pub exclusive_minimum: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub items: Option<Schema>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_items: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_length: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_properties: Option<u64>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "integral_as_integer"
+    )]
+    pub maximum: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_items: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_length: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_properties: Option<u64>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "integral_as_integer"
+    )]
+    pub minimum: Option<f64>,
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "integral_as_integer"
+    )]
+    pub multiple_of: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not: Option<Schema>,
+    #[serde(skip_serializing_if = "is_false")]
+    pub nullable: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub one_of: Vec<Schema>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub properties: BTreeMap<String, Schema>,
+    /// Sorted and without duplicates.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub required: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// `object`, `array`, `string`, `integer`, `number` or `boolean`; `None` for int-or-string,
     /// for a node that only preserves unknown fields, and inside value validations.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
-    pub int_or_string: bool,
-    pub format: Option<String>,
-    pub title: Option<String>,
-    pub description: Option<String>,
-    pub default: Option<Value>,
-    pub nullable: bool,
-    pub enum_values: Option<Vec<Value>>,
-    pub pattern: Option<String>,
-    pub max_length: Option<u64>,
-    pub min_length: Option<u64>,
-    pub maximum: Option<f64>,
-    pub exclusive_maximum: bool,
-    pub minimum: Option<f64>,
-    pub exclusive_minimum: bool,
-    pub multiple_of: Option<f64>,
-    pub max_items: Option<u64>,
-    pub min_items: Option<u64>,
+    #[serde(skip_serializing_if = "is_false")]
     pub unique_items: bool,
-    pub max_properties: Option<u64>,
-    pub min_properties: Option<u64>,
-    /// Sorted and without duplicates.
-    pub required: Vec<String>,
-    pub properties: BTreeMap<String, Schema>,
-    pub additional_properties: Option<AdditionalProperties>,
-    pub items: Option<Schema>,
-    pub preserve_unknown_fields: bool,
+    #[serde(
+        rename = "x-kubernetes-embedded-resource",
+        skip_serializing_if = "is_false"
+    )]
     pub embedded_resource: bool,
-    pub list_type: Option<String>,
+    #[serde(
+        rename = "x-kubernetes-int-or-string",
+        skip_serializing_if = "is_false"
+    )]
+    pub int_or_string: bool,
+    #[serde(
+        rename = "x-kubernetes-list-map-keys",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub list_map_keys: Vec<String>,
+    #[serde(
+        rename = "x-kubernetes-list-type",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub list_type: Option<String>,
+    #[serde(
+        rename = "x-kubernetes-map-type",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub map_type: Option<String>,
+    #[serde(
+        rename = "x-kubernetes-preserve-unknown-fields",
+        skip_serializing_if = "is_false"
+    )]
+    pub preserve_unknown_fields: bool,
+    #[serde(
+        rename = "x-kubernetes-validations",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub validations: Vec<CelRule>,
-    pub all_of: Vec<Schema>,
-    pub any_of: Vec<Schema>,
-    pub one_of: Vec<Schema>,
-    pub not: Option<Schema>,
-    /// Other `x-kubernetes-*` extensions (patch strategy, merge key, ...): informational only.
+    /// Other `x-kubernetes-*` extensions (patch strategy, merge key, ...; in OpenAPI documents
+    /// any `x-*`): informational only, written back as they were read.
+    #[serde(flatten)]
     pub extensions: BTreeMap<String, Value>,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !flag
+}
+
+/// A member that is there, `null` included (a plain `Option` reads `null` as absent).
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+/// Bounds are kept as `f64`; integral ones are written as integers (`maximum: 10`, not `10.0`),
+/// as [`number_value`] shows them.
+fn integral_as_integer<S: Serializer>(
+    bound: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match bound {
+        Some(v) => number_value(*v).serialize(serializer),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// Whether two nodes are equal. Sources that hold the very same CRD share one parsed copy, so
@@ -91,7 +206,9 @@ pub fn same_schema(a: &Schema, b: &Schema) -> bool {
     std::sync::Arc::ptr_eq(&a.0, &b.0) || a == b
 }
 
-#[derive(Debug, Clone, PartialEq)]
+/// `additionalProperties`: a flag, or the schema of a map's values.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
 pub enum AdditionalProperties {
     /// `additionalProperties: true/false`.
     Allowed(bool),
@@ -99,15 +216,79 @@ pub enum AdditionalProperties {
     Schema(Schema),
 }
 
-/// One `x-kubernetes-validations` entry.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// Read by what the member is (serde's `untagged` would first copy a whole map's schema into a
+/// buffer of its own to try each variant).
+impl<'de> Deserialize<'de> for AdditionalProperties {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Either;
+        impl<'de> serde::de::Visitor<'de> for Either {
+            type Value = AdditionalProperties;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a boolean or a schema")
+            }
+            fn visit_bool<E>(self, allowed: bool) -> Result<AdditionalProperties, E> {
+                Ok(AdditionalProperties::Allowed(allowed))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<AdditionalProperties, A::Error> {
+                let node =
+                    SchemaNode::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(AdditionalProperties::Schema(node.into()))
+            }
+        }
+        deserializer.deserialize_any(Either)
+    }
+}
+
+/// One `x-kubernetes-validations` entry (fields in the order of their names, as in
+/// [`SchemaNode`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct CelRule {
-    pub rule: String,
-    pub message: Option<String>,
-    pub message_expression: Option<String>,
-    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub field_path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_expression: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub optional_old_self: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub rule: String,
+}
+
+/// Rules order by their expression first (the LCD keeps the least of the rules that share one).
+impl Ord for CelRule {
+    fn cmp(&self, other: &CelRule) -> std::cmp::Ordering {
+        type Key<'r> = (
+            &'r String,
+            &'r Option<String>,
+            &'r Option<String>,
+            &'r Option<String>,
+            &'r Option<String>,
+            Option<bool>,
+        );
+        fn key(r: &CelRule) -> Key<'_> {
+            (
+                &r.rule,
+                &r.message,
+                &r.message_expression,
+                &r.reason,
+                &r.field_path,
+                r.optional_old_self,
+            )
+        }
+        key(self).cmp(&key(other))
+    }
+}
+
+impl PartialOrd for CelRule {
+    fn partial_cmp(&self, other: &CelRule) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl CelRule {
@@ -165,276 +346,9 @@ pub fn short(v: &Value) -> String {
     }
 }
 
-/// Serializes a schema back into the JSONSchemaProps shape of a CRD (used for the LCD).
+/// A schema as JSON, in the `JSONSchemaProps` shape of a CRD.
 pub fn to_json(s: &Schema) -> Value {
-    let mut m = Map::new();
-    let mut put = |k: &str, v: Value| {
-        m.insert(k.to_string(), v);
-    };
-    if let Some(t) = &s.type_ {
-        put("type", Value::String(t.clone()));
-    }
-    if let Some(f) = &s.format {
-        put("format", Value::String(f.clone()));
-    }
-    if let Some(t) = &s.title {
-        put("title", Value::String(t.clone()));
-    }
-    if let Some(d) = &s.description {
-        put("description", Value::String(d.clone()));
-    }
-    if let Some(d) = &s.default {
-        put("default", d.clone());
-    }
-    if s.nullable {
-        put("nullable", Value::Bool(true));
-    }
-    if let Some(e) = &s.enum_values {
-        put("enum", Value::Array(e.clone()));
-    }
-    if let Some(p) = &s.pattern {
-        put("pattern", Value::String(p.clone()));
-    }
-    for (k, v) in [
-        ("maxLength", s.max_length),
-        ("minLength", s.min_length),
-        ("maxItems", s.max_items),
-        ("minItems", s.min_items),
-        ("maxProperties", s.max_properties),
-        ("minProperties", s.min_properties),
-    ] {
-        if let Some(v) = v {
-            put(k, Value::from(v));
-        }
-    }
-    for (k, v) in [
-        ("maximum", s.maximum),
-        ("minimum", s.minimum),
-        ("multipleOf", s.multiple_of),
-    ] {
-        if let Some(v) = v {
-            put(k, number_value(v));
-        }
-    }
-    if s.exclusive_maximum {
-        put("exclusiveMaximum", Value::Bool(true));
-    }
-    if s.exclusive_minimum {
-        put("exclusiveMinimum", Value::Bool(true));
-    }
-    if s.unique_items {
-        put("uniqueItems", Value::Bool(true));
-    }
-    if !s.required.is_empty() {
-        put("required", Value::from(s.required.clone()));
-    }
-    if !s.properties.is_empty() {
-        put(
-            "properties",
-            Value::Object(
-                s.properties
-                    .iter()
-                    .map(|(k, v)| (k.clone(), to_json(v)))
-                    .collect(),
-            ),
-        );
-    }
-    match &s.additional_properties {
-        Some(AdditionalProperties::Allowed(b)) => put("additionalProperties", Value::Bool(*b)),
-        Some(AdditionalProperties::Schema(v)) => put("additionalProperties", to_json(v)),
-        None => {}
-    }
-    if let Some(i) = &s.items {
-        put("items", to_json(i));
-    }
-    for (k, list) in [
-        ("allOf", &s.all_of),
-        ("anyOf", &s.any_of),
-        ("oneOf", &s.one_of),
-    ] {
-        if !list.is_empty() {
-            put(k, Value::Array(list.iter().map(to_json).collect()));
-        }
-    }
-    if s.int_or_string {
-        put("x-kubernetes-int-or-string", Value::Bool(true));
-    }
-    if let Some(n) = &s.not {
-        put("not", to_json(n));
-    }
-    if s.preserve_unknown_fields {
-        put("x-kubernetes-preserve-unknown-fields", Value::Bool(true));
-    }
-    if s.embedded_resource {
-        put("x-kubernetes-embedded-resource", Value::Bool(true));
-    }
-    if let Some(t) = &s.list_type {
-        put("x-kubernetes-list-type", Value::String(t.clone()));
-    }
-    if !s.list_map_keys.is_empty() {
-        put(
-            "x-kubernetes-list-map-keys",
-            Value::from(s.list_map_keys.clone()),
-        );
-    }
-    if let Some(t) = &s.map_type {
-        put("x-kubernetes-map-type", Value::String(t.clone()));
-    }
-    if !s.validations.is_empty() {
-        put(
-            "x-kubernetes-validations",
-            Value::Array(s.validations.iter().map(cel_to_json).collect()),
-        );
-    }
-    Value::Object(m)
-}
-
-/// What `json_text::push_json_pretty(out, &to_json(s), level)` writes, without building the
-/// `Value`: the LCD manifests are mostly schemas. Members come in the order of their keys, as
-/// in a `serde_json` map (tests check the two agree).
-pub fn push_schema_json(out: &mut Vec<u8>, s: &Schema, level: usize) {
-    use super::json_text::{PrettyJson, push_json_bool, push_json_pretty, push_json_string};
-    fn schemas(object: &mut PrettyJson, key: &str, list: &[Schema], level: usize) {
-        if !list.is_empty() {
-            let mut array = PrettyJson::array(object.key(key), level);
-            for s in list {
-                push_schema_json(array.item(), s, level + 1);
-            }
-            array.end();
-        }
-    }
-    fn strings(object: &mut PrettyJson, key: &str, list: &[String], level: usize) {
-        if !list.is_empty() {
-            let mut array = PrettyJson::array(object.key(key), level);
-            for s in list {
-                push_json_string(array.item(), s);
-            }
-            array.end();
-        }
-    }
-    fn string(object: &mut PrettyJson, key: &str, value: &Option<String>) {
-        if let Some(v) = value {
-            push_json_string(object.key(key), v);
-        }
-    }
-    fn flag(object: &mut PrettyJson, key: &str, set: bool) {
-        if set {
-            push_json_bool(object.key(key), true);
-        }
-    }
-    fn count(object: &mut PrettyJson, key: &str, value: Option<u64>) {
-        if let Some(v) = value {
-            use std::io::Write;
-            write!(object.key(key), "{v}").expect("writing to memory");
-        }
-    }
-    fn number(object: &mut PrettyJson, key: &str, value: Option<f64>, level: usize) {
-        if let Some(v) = value {
-            push_json_pretty(object.key(key), &number_value(v), level);
-        }
-    }
-    let inner = level + 1;
-    let mut object = PrettyJson::object(out, level);
-    match &s.additional_properties {
-        Some(AdditionalProperties::Allowed(b)) => {
-            push_json_bool(object.key("additionalProperties"), *b)
-        }
-        Some(AdditionalProperties::Schema(v)) => {
-            push_schema_json(object.key("additionalProperties"), v, inner)
-        }
-        None => {}
-    }
-    schemas(&mut object, "allOf", &s.all_of, inner);
-    schemas(&mut object, "anyOf", &s.any_of, inner);
-    if let Some(d) = &s.default {
-        push_json_pretty(object.key("default"), d, inner);
-    }
-    string(&mut object, "description", &s.description);
-    if let Some(values) = &s.enum_values {
-        let mut array = PrettyJson::array(object.key("enum"), inner);
-        for v in values {
-            push_json_pretty(array.item(), v, inner + 1);
-        }
-        array.end();
-    }
-    flag(&mut object, "exclusiveMaximum", s.exclusive_maximum);
-    flag(&mut object, "exclusiveMinimum", s.exclusive_minimum);
-    string(&mut object, "format", &s.format);
-    if let Some(items) = &s.items {
-        push_schema_json(object.key("items"), items, inner);
-    }
-    count(&mut object, "maxItems", s.max_items);
-    count(&mut object, "maxLength", s.max_length);
-    count(&mut object, "maxProperties", s.max_properties);
-    number(&mut object, "maximum", s.maximum, inner);
-    count(&mut object, "minItems", s.min_items);
-    count(&mut object, "minLength", s.min_length);
-    count(&mut object, "minProperties", s.min_properties);
-    number(&mut object, "minimum", s.minimum, inner);
-    number(&mut object, "multipleOf", s.multiple_of, inner);
-    if let Some(not) = &s.not {
-        push_schema_json(object.key("not"), not, inner);
-    }
-    flag(&mut object, "nullable", s.nullable);
-    schemas(&mut object, "oneOf", &s.one_of, inner);
-    string(&mut object, "pattern", &s.pattern);
-    if !s.properties.is_empty() {
-        let mut properties = PrettyJson::object(object.key("properties"), inner);
-        for (name, property) in &s.properties {
-            push_schema_json(properties.key(name), property, inner + 1);
-        }
-        properties.end();
-    }
-    strings(&mut object, "required", &s.required, inner);
-    string(&mut object, "title", &s.title);
-    string(&mut object, "type", &s.type_);
-    flag(&mut object, "uniqueItems", s.unique_items);
-    flag(
-        &mut object,
-        "x-kubernetes-embedded-resource",
-        s.embedded_resource,
-    );
-    flag(&mut object, "x-kubernetes-int-or-string", s.int_or_string);
-    strings(
-        &mut object,
-        "x-kubernetes-list-map-keys",
-        &s.list_map_keys,
-        inner,
-    );
-    string(&mut object, "x-kubernetes-list-type", &s.list_type);
-    string(&mut object, "x-kubernetes-map-type", &s.map_type);
-    flag(
-        &mut object,
-        "x-kubernetes-preserve-unknown-fields",
-        s.preserve_unknown_fields,
-    );
-    if !s.validations.is_empty() {
-        let mut array = PrettyJson::array(object.key("x-kubernetes-validations"), inner);
-        for rule in &s.validations {
-            push_json_pretty(array.item(), &cel_to_json(rule), inner + 1);
-        }
-        array.end();
-    }
-    object.end();
-}
-
-fn cel_to_json(r: &CelRule) -> Value {
-    let mut m = Map::new();
-    m.insert("rule".into(), Value::String(r.rule.clone()));
-    for (k, v) in [
-        ("message", &r.message),
-        ("messageExpression", &r.message_expression),
-        ("reason", &r.reason),
-        ("fieldPath", &r.field_path),
-    ] {
-        if let Some(v) = v {
-            m.insert(k.into(), Value::String(v.clone()));
-        }
-    }
-    if let Some(o) = r.optional_old_self {
-        m.insert("optionalOldSelf".into(), Value::Bool(o));
-    }
-    Value::Object(m)
+    serde_json::to_value(s).expect("a schema is JSON")
 }
 
 /// Integers stay integers in the output (`maximum: 10`, not `10.0`).
@@ -447,7 +361,7 @@ pub fn number_value(v: f64) -> Value {
 }
 
 /// One API (a CRD, or a built-in resource) as one source serves it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApiDef {
     /// `plural.group` for CRDs; `group/version/resource` for built-in types.
     pub name: String,
@@ -469,7 +383,7 @@ pub struct ApiDef {
     pub api_approved: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct VersionDef {
     pub served: bool,
     pub storage: bool,
@@ -521,13 +435,4 @@ pub fn version_priority(name: &str) -> (u8, u64, u64) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_sort_like_kubernetes() {
-        let mut v = vec!["v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo"];
-        v.sort_by_key(|a| std::cmp::Reverse(version_priority(a)));
-        assert_eq!(v, ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]);
-    }
-}
+pub(crate) mod tests;

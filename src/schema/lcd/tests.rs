@@ -11,7 +11,7 @@ use crate::schema::load::{
     Selection, apis_from_documents, crd_from_spec_text, crd_from_value, parse_documents,
     stored_apis_from_documents,
 };
-use crate::schema::model::{ApiDef, Schema, SchemaNode};
+use crate::schema::model::{ApiDef, Schema, SchemaNode, to_json};
 use crate::schema::parse::parse_crd_schema;
 use crate::schema::validate::validate_object;
 
@@ -540,19 +540,24 @@ fn crd_versions(versions: &[String]) -> ApiDef {
     api_yaml(&format!("{HEAD}{}", versions.concat()))
 }
 
-/// The LCD's manifest as JSON, checking on the way that it is printed as that JSON is.
+/// The LCD's manifest as JSON, checking on the way that it is printed as that JSON is, at the
+/// top and as an item of a `List` (nested two deep).
 fn manifest_of(l: &Lcd) -> Value {
     let manifest = l.manifest.as_ref().expect("a manifest");
     let value = manifest.to_value();
-    for level in [0, 2] {
-        let (mut written, mut expected) = (Vec::new(), Vec::new());
-        manifest.push_json_pretty(&mut written, level);
-        crate::schema::json_text::push_json_pretty(&mut expected, &value, level);
-        assert_eq!(
-            String::from_utf8(written).unwrap(),
-            String::from_utf8(expected).unwrap()
-        );
-    }
+    let mut top = Vec::new();
+    manifest.push_json_pretty(&mut top, 0);
+    assert_eq!(
+        String::from_utf8(top).unwrap(),
+        serde_json::to_string_pretty(&value).unwrap()
+    );
+    let mut item = b"{\n  \"items\": [\n    ".to_vec();
+    manifest.push_json_pretty(&mut item, 2);
+    item.extend_from_slice(b"\n  ]\n}");
+    assert_eq!(
+        String::from_utf8(item).unwrap(),
+        serde_json::to_string_pretty(&json!({ "items": [value] })).unwrap()
+    );
     value
 }
 
@@ -1317,7 +1322,7 @@ mod properties {
     /// The CRD manifest of a generated schema, and a copy in which one key of one object of
     /// its spec is set to random JSON (mostly breaking it).
     fn manifest_and_garbled() -> impl Strategy<Value = (Value, Value)> {
-        let garbage = crate::schema::json_text::tests::json_value();
+        let garbage = crate::schema::json_view::tests::json_value();
         let key = prop::sample::select(GARBLED_KEYS);
         (root(), garbage, any::<prop::sample::Index>(), key).prop_map(|(s, garbage, place, key)| {
             let manifest = manifest_with(&s);

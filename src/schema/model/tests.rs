@@ -1,0 +1,187 @@
+//! The model's one definition, keyword by keyword: every keyword of a schema node goes through
+//! every form a schema takes (read by the parser, written as JSON, packed and unpacked) and
+//! comes back the same.
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use super::*;
+use crate::schema::parse::{NoRefs, parse_openapi_schema};
+use crate::schema::stored::{Packed, StoredApi};
+
+#[test]
+fn versions_sort_like_kubernetes() {
+    let mut v = vec!["v1alpha1", "v1", "v2beta1", "v1beta2", "v2", "foo"];
+    v.sort_by_key(|a| std::cmp::Reverse(version_priority(a)));
+    assert_eq!(v, ["v2", "v1", "v2beta1", "v1beta2", "v1alpha1", "foo"]);
+}
+
+/// A node with every keyword set, each to a value the parser keeps as it is (a lower bound of 0,
+/// for one, it drops). A struct literal without `..`: a keyword added to the model does not
+/// compile here until it has a value, and the tests below then take it through every form.
+pub(crate) fn every_keyword() -> Schema {
+    let rule = |n: u64| CelRule {
+        rule: format!("self.n > {n}"),
+        message: Some("m".into()),
+        message_expression: Some("'me'".into()),
+        reason: Some("FieldValueInvalid".into()),
+        field_path: Some(".n".into()),
+        optional_old_self: Some(n.is_multiple_of(2)),
+    };
+    let leaf = |n: u64| -> Schema {
+        SchemaNode {
+            type_: Some("integer".into()),
+            minimum: Some(n as f64),
+            ..SchemaNode::default()
+        }
+        .into()
+    };
+    SchemaNode {
+        type_: Some("object".into()),
+        int_or_string: true,
+        format: Some("date-time".into()),
+        title: Some("t".into()),
+        description: Some("d\nmore \"quoted\"".into()),
+        default: Some(json!({"a": [1, -2, 0.5, null, true, "s"]})),
+        nullable: true,
+        enum_values: Some(vec![json!("a"), json!(2), json!(null)]),
+        pattern: Some("^a+$".into()),
+        max_length: Some(u64::MAX),
+        min_length: Some(1),
+        maximum: Some(-0.0),
+        exclusive_maximum: true,
+        minimum: Some(1.5),
+        exclusive_minimum: true,
+        multiple_of: Some(0.25),
+        max_items: Some(7),
+        min_items: Some(2),
+        unique_items: true,
+        max_properties: Some(9),
+        min_properties: Some(300),
+        required: vec!["a".into(), "b".into()],
+        properties: BTreeMap::from([("a".into(), leaf(1)), ("b".into(), leaf(2))]),
+        additional_properties: Some(AdditionalProperties::Schema(leaf(3))),
+        items: Some(leaf(4)),
+        preserve_unknown_fields: true,
+        embedded_resource: true,
+        list_type: Some("map".into()),
+        list_map_keys: vec!["name".into()],
+        map_type: Some("granular".into()),
+        validations: vec![rule(1), rule(2)],
+        all_of: vec![leaf(5)],
+        any_of: vec![leaf(6), leaf(7)],
+        one_of: vec![leaf(8)],
+        not: Some(leaf(9)),
+        extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
+    }
+    .into()
+}
+
+/// The keywords of the model, as its serde definition names them: the members of the JSON of
+/// a node with every keyword set, each with its value.
+fn keywords() -> serde_json::Map<String, Value> {
+    match to_json(&every_keyword()) {
+        Value::Object(members) => members,
+        other => panic!("a schema is written as an object, not {other}"),
+    }
+}
+
+/// The sample leaves no keyword empty (an empty one is not written, so it would go untested):
+/// as many keywords are written as the node has fields (`Debug` lists them all).
+#[test]
+fn every_keyword_is_sampled() {
+    let fields = format!("{:#?}", SchemaNode::default())
+        .lines()
+        .filter(|line| line.starts_with("    ") && !line.starts_with("     "))
+        .count();
+    let written: Vec<String> = keywords().keys().cloned().collect();
+    assert_eq!(written.len(), fields, "keywords written: {written:?}");
+}
+
+/// parse -> model -> JSON -> parse, each keyword alone and all at once (as an OpenAPI
+/// document's schema: a CRD's structural rules refuse some of them together).
+#[test]
+fn every_keyword_is_read_and_written_back() {
+    let read = |json: &Value| {
+        parse_openapi_schema(json, "s", &NoRefs)
+            .unwrap_or_else(|e| panic!("{json} does not read: {e:?}"))
+    };
+    for (keyword, value) in keywords() {
+        let alone = Value::Object([(keyword.clone(), value)].into_iter().collect());
+        let node = read(&alone);
+        assert_ne!(*node, SchemaNode::default(), "{keyword} is not read");
+        assert_eq!(to_json(&node), alone, "{keyword} is not written as read");
+    }
+    let full = every_keyword();
+    assert_eq!(read(&to_json(&full)), full);
+}
+
+/// model -> JSON text -> model, through serde alone, as the written text is what other tools
+/// read.
+#[test]
+fn every_keyword_comes_back_from_its_json_text() {
+    let full = every_keyword();
+    for text in [
+        serde_json::to_string(&full).unwrap(),
+        serde_json::to_string_pretty(&full).unwrap(),
+    ] {
+        let back: Schema = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, full, "{text}");
+    }
+}
+
+/// model -> packed -> model, each keyword alone, all at once, and as the schema of a CRD
+/// kept packed by its source.
+#[test]
+fn every_keyword_comes_back_unpacked() {
+    for (keyword, value) in keywords() {
+        let node: Schema = serde_json::from_value(json!({ keyword.clone(): value })).unwrap();
+        assert_eq!(Packed::pack(&node).unpack::<Schema>(), node, "{keyword}");
+    }
+    let full = every_keyword();
+    assert_eq!(Packed::pack(&full).unpack::<Schema>(), full);
+    let api = ApiDef {
+        name: "widgets.example.com".into(),
+        group: "example.com".into(),
+        kind: "Widget".into(),
+        plural: "widgets".into(),
+        singular: None,
+        list_kind: None,
+        short_names: BTreeSet::new(),
+        categories: BTreeSet::new(),
+        scope: "Namespaced".into(),
+        builtin: false,
+        versions: BTreeMap::from([(
+            "v1".into(),
+            VersionDef {
+                served: true,
+                storage: true,
+                deprecated: false,
+                schema: full,
+                subresources: Value::Null,
+                printer_columns: Vec::new(),
+                selectable_fields: Vec::new(),
+            },
+        )]),
+        conversion: None,
+        api_approved: None,
+    };
+    assert_eq!(StoredApi::crd(&api).def().as_ref(), &api);
+}
+
+/// Written straight from the model, a schema's members come sorted, as a `serde_json` map has
+/// them: the LCD manifests read as they did when they were written from JSON values. (Other
+/// `x-*` extensions, which a CRD does not have, come after the keywords.)
+#[test]
+fn keywords_are_written_in_the_order_of_their_names() {
+    let mut full = every_keyword();
+    full.extensions.clear();
+    let mut nested = full.clone();
+    nested.properties.insert("full".into(), full.clone());
+    for schema in [full, nested] {
+        assert_eq!(
+            serde_json::to_string_pretty(&schema).unwrap(),
+            serde_json::to_string_pretty(&to_json(&schema)).unwrap()
+        );
+    }
+}
