@@ -491,72 +491,17 @@ impl LcdWalk<'_> {
         self.merge(nodes, path)
     }
 
-    /// The LCD of `nodes`, attribute by attribute; children go through [`LcdWalk::node`].
+    /// The LCD of `nodes`, keyword by keyword; children go through [`LcdWalk::node`].
     fn merge(&mut self, nodes: &[&Schema], path: &str) -> Result<Schema, Reasons> {
         let mut out = SchemaNode::default();
-        let mut reasons: Reasons = Vec::new();
-        let mut fail = |reason: String| reasons.push((path.to_string(), reason));
-        let describe = |f: &dyn Fn(&Schema) -> String| -> String {
-            nodes
-                .iter()
-                .zip(self.labels)
-                .map(|(n, l)| format!("{} in {l}", f(n)))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let mut conflicts = Vec::new();
+        let sources = Sources {
+            nodes,
+            labels: self.labels,
         };
-
-        // Type. Nodes typed only by "preserve unknown fields" accept any type.
-        let typed: Vec<&&Schema> = nodes
-            .iter()
-            .filter(|n| n.type_.is_some() || n.int_or_string)
-            .collect();
-        let types: BTreeSet<String> = typed.iter().map(|n| n.type_name()).collect();
-        let kinds: Vec<&str> = types.iter().map(String::as_str).collect();
-        match kinds.as_slice() {
-            [] => {}
-            [one] if *one == "int-or-string" => out.int_or_string = true,
-            [one] => out.type_ = Some(one.to_string()),
-            _ => {
-                let mut set: BTreeSet<&str> = kinds.iter().copied().collect();
-                set.remove("int-or-string");
-                let narrowed = match set.into_iter().collect::<Vec<_>>().as_slice() {
-                    ["integer", "number"] | ["integer"] => Some("integer"),
-                    ["string"] => Some("string"),
-                    _ => None,
-                };
-                match narrowed {
-                    Some(t) => out.type_ = Some(t.into()),
-                    None => fail(format!("type conflict: {}", describe(&|n| n.type_name()))),
-                }
-            }
-        }
-        // Nodes that accept anything do not constrain the rest.
-        let constraining: Vec<&Schema> = nodes
-            .iter()
-            .copied()
-            .filter(|n| {
-                !(n.type_.is_none()
-                    && !n.int_or_string
-                    && n.preserve_unknown_fields
-                    && n.properties.is_empty())
-            })
-            .collect();
-        let nodes: &[&Schema] = if constraining.is_empty() {
-            nodes
-        } else {
-            &constraining
-        };
-        out.preserve_unknown_fields = nodes.iter().all(|n| n.preserve_unknown_fields);
-        out.nullable = nodes.iter().all(|n| n.nullable);
-        out.unique_items = nodes.iter().any(|n| n.unique_items);
-        let embedded: BTreeSet<bool> = nodes.iter().map(|n| n.embedded_resource).collect();
-        if embedded.len() > 1 {
-            fail("x-kubernetes-embedded-resource differs".into());
-        }
-        out.embedded_resource = nodes.iter().any(|n| n.embedded_resource);
-        out.title = agreed(nodes, |n| n.title.clone()).flatten();
-        // Descriptions differ in wording all the time; keep one (the smallest, for symmetry).
-        out.description = nodes.iter().filter_map(|n| n.description.clone()).min();
+        merge_type(&sources, &mut out, &mut conflicts);
+        let nodes = &constraining(nodes);
+        merge_flags_and_texts(nodes, &mut out, &mut conflicts);
         match agreed(nodes, |n| n.default.clone()) {
             Some(d) => out.default = d,
             None => self.notes.push(format!(
@@ -565,206 +510,16 @@ impl LcdWalk<'_> {
                 display(path)
             )),
         }
-        // enum: the intersection.
-        let enums: Vec<&Vec<Value>> = nodes
-            .iter()
-            .filter_map(|n| n.enum_values.as_ref())
+        merge_enum(&sources, nodes, &mut out, &mut conflicts);
+        merge_counts(nodes, &mut out, &mut conflicts);
+        merge_numeric_bounds(nodes, &mut out, &mut conflicts);
+        merge_value_validations(nodes, &mut out);
+        merge_rules(nodes, &mut out);
+        merge_list_and_map_semantics(&sources, nodes, &mut out, &mut conflicts);
+        let mut reasons: Reasons = conflicts
+            .into_iter()
+            .map(|reason| (path.to_string(), reason))
             .collect();
-        if !enums.is_empty() {
-            let mut values: Vec<Value> = enums[0]
-                .iter()
-                .filter(|v| enums.iter().all(|e| e.contains(v)))
-                .cloned()
-                .collect();
-            values.sort_by_key(ToString::to_string);
-            values.dedup();
-            if values.is_empty() {
-                fail(format!(
-                    "no enum value is allowed everywhere: {}",
-                    describe(&|n| {
-                        n.enum_values
-                            .as_ref()
-                            .map(|e| Value::from(e.clone()).to_string())
-                            .unwrap_or_else(|| "any".into())
-                    })
-                ));
-            }
-            out.enum_values = Some(values);
-        }
-        // Length/count bounds: the tightest of each.
-        type Count = fn(&Schema) -> Option<u64>;
-        let max_of = |get: Count| nodes.iter().filter_map(|n| get(n)).max();
-        let min_of = |get: Count| nodes.iter().filter_map(|n| get(n)).min();
-        out.max_length = min_of(|n| n.max_length);
-        out.min_length = max_of(|n| n.min_length);
-        out.max_items = min_of(|n| n.max_items);
-        out.min_items = max_of(|n| n.min_items);
-        out.max_properties = min_of(|n| n.max_properties);
-        out.min_properties = max_of(|n| n.min_properties);
-        for (what, lo, hi) in [
-            ("length", out.min_length, out.max_length),
-            ("items", out.min_items, out.max_items),
-            ("properties", out.min_properties, out.max_properties),
-        ] {
-            if let (Some(lo), Some(hi)) = (lo, hi)
-                && lo > hi
-            {
-                fail(format!(
-                    "no {what} count is allowed everywhere (at least {lo}, at most {hi})"
-                ));
-            }
-        }
-        // Numeric bounds: the smallest maximum (exclusive wins a tie) and the largest minimum.
-        let maxima: Vec<(f64, bool)> = nodes
-            .iter()
-            .filter_map(|n| n.maximum.map(|m| (m, n.exclusive_maximum)))
-            .collect();
-        if let Some(&(m, _)) = maxima.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
-            out.maximum = Some(m);
-            out.exclusive_maximum = maxima.iter().any(|&(v, e)| v == m && e);
-        }
-        let minima: Vec<(f64, bool)> = nodes
-            .iter()
-            .filter_map(|n| n.minimum.map(|m| (m, n.exclusive_minimum)))
-            .collect();
-        if let Some(&(m, _)) = minima.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
-            out.minimum = Some(m);
-            out.exclusive_minimum = minima.iter().any(|&(v, e)| v == m && e);
-        }
-        if let (Some(lo), Some(hi)) = (out.minimum, out.maximum)
-            && (lo > hi || (lo == hi && (out.exclusive_minimum || out.exclusive_maximum)))
-        {
-            fail(format!(
-                "no number is allowed everywhere (minimum {lo}, maximum {hi})"
-            ));
-        }
-        // Constraints that cannot be merged into one keyword go into allOf.
-        let mut extra: Vec<Schema> = Vec::new();
-        let patterns: BTreeSet<&String> = nodes.iter().filter_map(|n| n.pattern.as_ref()).collect();
-        let mut patterns = narrowest(patterns).into_iter();
-        out.pattern = patterns.next().cloned();
-        extra.extend(patterns.map(|p| {
-            SchemaNode {
-                pattern: Some(p.clone()),
-                ..SchemaNode::default()
-            }
-            .into()
-        }));
-        let formats: BTreeSet<&String> = nodes.iter().filter_map(|n| n.format.as_ref()).collect();
-        let mut formats = formats.into_iter();
-        out.format = formats.next().cloned();
-        extra.extend(formats.map(|f| {
-            SchemaNode {
-                format: Some(f.clone()),
-                ..SchemaNode::default()
-            }
-            .into()
-        }));
-        let multiples: Vec<f64> = {
-            let mut m: Vec<f64> = nodes.iter().filter_map(|n| n.multiple_of).collect();
-            m.sort_by(f64::total_cmp);
-            m.dedup();
-            // A multiple of a larger step is a multiple of its divisors: keep only the steps no
-            // other step is a multiple of.
-            m.iter()
-                .copied()
-                .filter(|x| !m.iter().any(|y| y != x && (y / x).fract() == 0.0))
-                .collect()
-        };
-        let mut multiples = multiples.into_iter();
-        out.multiple_of = multiples.next();
-        extra.extend(multiples.map(|m| {
-            SchemaNode {
-                multiple_of: Some(m),
-                ..SchemaNode::default()
-            }
-            .into()
-        }));
-        // Value validations: every source's, all of them.
-        let mut junctions: Vec<Schema> = Vec::new();
-        for n in nodes {
-            junctions.extend(n.all_of.iter().cloned());
-            if !n.any_of.is_empty() {
-                junctions.push(
-                    SchemaNode {
-                        any_of: n.any_of.clone(),
-                        ..SchemaNode::default()
-                    }
-                    .into(),
-                );
-            }
-            if !n.one_of.is_empty() {
-                junctions.push(
-                    SchemaNode {
-                        one_of: n.one_of.clone(),
-                        ..SchemaNode::default()
-                    }
-                    .into(),
-                );
-            }
-            if let Some(not) = &n.not {
-                junctions.push(
-                    SchemaNode {
-                        not: Some(not.clone()),
-                        ..SchemaNode::default()
-                    }
-                    .into(),
-                );
-            }
-        }
-        junctions.extend(extra);
-        let mut keyed: BTreeMap<String, Schema> = BTreeMap::new();
-        for j in junctions {
-            keyed.insert(json_text(&j), j);
-        }
-        out.all_of = keyed.into_values().collect();
-        // CEL rules: all of them (deduplicated by expression).
-        let mut rules: BTreeMap<String, CelRule> = BTreeMap::new();
-        for r in nodes.iter().flat_map(|n| n.validations.iter()) {
-            rules
-                .entry(r.key())
-                .and_modify(|kept| {
-                    if r < kept {
-                        *kept = r.clone()
-                    }
-                })
-                .or_insert_with(|| r.clone());
-        }
-        out.validations = rules.into_values().collect();
-        // List semantics: set and map are stricter than atomic; they must agree with each other.
-        let list_types: BTreeSet<&str> = nodes
-            .iter()
-            .filter(|n| n.type_.as_deref() == Some("array"))
-            .map(|n| n.list_type.as_deref().unwrap_or("atomic"))
-            .collect();
-        let strict: Vec<&str> = list_types
-            .iter()
-            .copied()
-            .filter(|t| *t != "atomic")
-            .collect();
-        match strict.as_slice() {
-            [] => out.list_type = agreed(nodes, |n| n.list_type.clone()).flatten(),
-            [one] => out.list_type = Some(one.to_string()),
-            _ => fail(format!(
-                "x-kubernetes-list-type conflict: {}",
-                describe(&|n| n.list_type.clone().unwrap_or_else(|| "atomic".into()))
-            )),
-        }
-        let keys: BTreeSet<&Vec<String>> = nodes
-            .iter()
-            .filter(|n| !n.list_map_keys.is_empty())
-            .map(|n| &n.list_map_keys)
-            .collect();
-        if keys.len() > 1 {
-            fail(format!(
-                "x-kubernetes-list-map-keys differ: {}",
-                describe(&|n| n.list_map_keys.join(","))
-            ));
-        }
-        out.list_map_keys = keys.into_iter().next().cloned().unwrap_or_default();
-        // map-type only changes how apply merges; any common choice accepts the same objects.
-        out.map_type = nodes.iter().filter_map(|n| n.map_type.clone()).min();
-        out.extensions = agreed(nodes, |n| n.extensions.clone()).unwrap_or_default();
 
         let outer_rules = self.outer_rules.len();
         self.outer_rules.extend(
@@ -772,7 +527,25 @@ impl LcdWalk<'_> {
                 .iter()
                 .flat_map(|n| n.validations.iter().map(CelRule::key)),
         );
-        // Array items.
+        self.merge_items(nodes, path, &mut out, &mut reasons);
+        self.merge_fields(nodes, path, &mut out, &mut reasons);
+        self.outer_rules.truncate(outer_rules);
+        self.require_map_list_keys(path, &mut out);
+        if reasons.is_empty() {
+            Ok(out.into())
+        } else {
+            Err(reasons)
+        }
+    }
+
+    /// Array items: the LCD of every source's.
+    fn merge_items(
+        &mut self,
+        nodes: &[&Schema],
+        path: &str,
+        out: &mut SchemaNode,
+        reasons: &mut Reasons,
+    ) {
         let items: Vec<&Schema> = nodes.iter().filter_map(|n| n.items.as_ref()).collect();
         if !items.is_empty() {
             match self.node(&items, &format!("{path}[*]")) {
@@ -780,186 +553,564 @@ impl LcdWalk<'_> {
                 Err(r) => reasons.extend(r),
             }
         }
-        // Object fields and map values; required names too, declared or not.
+    }
+
+    /// Object fields and map values; required names too, declared or not. A field not every
+    /// source accepts is dropped where it may be; see [`LcdWalk::merge_field`].
+    fn merge_fields(
+        &mut self,
+        nodes: &[&Schema],
+        path: &str,
+        out: &mut SchemaNode,
+        reasons: &mut Reasons,
+    ) {
         let object_like = nodes.iter().any(|n| {
             !n.properties.is_empty() || n.additional_properties.is_some() || !n.required.is_empty()
         });
-        if object_like {
-            let all_maps = nodes.iter().all(|n| n.map_values().is_some());
-            if all_maps {
-                let values: Vec<&Schema> = nodes.iter().filter_map(|n| n.map_values()).collect();
-                match self.node(&values, &format!("{path}.*")) {
-                    Ok(v) => out.additional_properties = Some(AdditionalProperties::Schema(v)),
-                    Err(r) => reasons.extend(r),
-                }
-            } else if nodes.iter().all(|n| {
-                matches!(
-                    n.additional_properties,
-                    Some(AdditionalProperties::Allowed(true))
-                )
-            }) {
-                out.additional_properties = Some(AdditionalProperties::Allowed(true));
-            }
-            let required: BTreeSet<&String> =
-                nodes.iter().flat_map(|n| n.required.iter()).collect();
-            let mut names: BTreeSet<&String> =
-                nodes.iter().flat_map(|n| n.properties.keys()).collect();
-            if !all_maps {
-                names.extend(required.iter().copied());
-            }
-            for name in names {
-                // This runs for every property of every API: the path is built without
-                // `format!`, and the sources' labels are collected only for a dropped field.
-                let mut child_path = String::with_capacity(path.len() + 1 + name.len());
-                child_path.push_str(path);
-                child_path.push('.');
-                child_path.push_str(name);
-                let slots: Vec<Slot> = nodes.iter().map(|n| slot(n, name)).collect();
-                // A required name no source declares, where every source keeps unknown fields:
-                // nothing to merge (it stays required below, as an unknown field).
-                if slots.iter().all(|s| matches!(s, Slot::Anything)) {
-                    continue;
-                }
-                let is_required = required.contains(name);
-                let outcome = if slots.iter().any(|s| matches!(s, Slot::Unknown)) {
-                    let unknown_in: Vec<&str> =
-                        labels_where(&slots, self.labels, |s| matches!(s, Slot::Unknown))
-                            .map(String::as_str)
-                            .collect();
-                    Err(vec![(
-                        child_path.clone(),
-                        format!("not a field in {}", unknown_in.join(", ")),
-                    )])
-                } else {
-                    let schemas: Vec<&Schema> = slots
-                        .iter()
-                        .filter_map(|s| match s {
-                            Slot::Schema(s) => Some(*s),
-                            _ => None,
-                        })
-                        .collect();
-                    self.node(&schemas, &child_path)
-                };
-                match outcome {
-                    Ok(child) => {
-                        if !all_maps {
-                            out.properties.insert(name.clone(), child);
-                        }
-                    }
-                    Err(child_reasons) if !is_required => {
-                        let mut reason = child_reasons
-                            .iter()
-                            .map(|(p, r)| {
-                                if p == &child_path {
-                                    r.clone()
-                                } else {
-                                    format!("{}: {r}", display(p))
-                                }
-                            })
-                            .collect::<Vec<_>>()
-                            .join("; ");
-                        let kept_because = match rule_mentions(nodes, &self.outer_rules, name) {
-                            // A rule names the field, so it must stay declared for the rule to
-                            // compile: keep one source's declaration, made unsettable.
-                            Some(rule) if !all_maps => Some(format!("a rule refers to it: {rule}")),
-                            Some(rule) => {
-                                reasons.push((
-                                    child_path.clone(),
-                                    format!("cannot drop the key: a rule refers to it ({rule})"),
-                                ));
-                                None
-                            }
-                            // Undeclared, the field would be one of the unknown fields kept
-                            // here, which take any value.
-                            None if !all_maps && out.keeps_unknown_fields() => {
-                                Some("unknown fields are kept there".to_string())
-                            }
-                            None => None,
-                        };
-                        if let Some(because) = kept_because {
-                            let mut kept = slots
-                                .iter()
-                                .filter_map(|s| match s {
-                                    Slot::Schema(s) => Some(*s),
-                                    _ => None,
-                                })
-                                .min_by_key(|s| json_text(s))
-                                .cloned()
-                                .unwrap_or_default();
-                            // CEL rules do not run on null.
-                            kept.nullable = false;
-                            kept.validations = vec![CelRule {
-                                rule: "false".into(),
-                                message: Some(format!(
-                                    "{} is not settable: not every cluster accepts it",
-                                    display(&child_path)
-                                )),
-                                message_expression: None,
-                                reason: None,
-                                field_path: None,
-                                optional_old_self: None,
-                            }];
-                            out.properties.insert(name.clone(), kept);
-                            reason +=
-                                &format!(" (kept declared but unsettable, because {because})");
-                        }
-                        let having =
-                            labels_where(&slots, self.labels, |s| matches!(s, Slot::Schema(_)))
-                                .cloned()
-                                .collect();
-                        self.dropped.push(Dropped {
-                            version: self.version.clone(),
-                            path: child_path.clone(),
-                            sources: having,
-                            reason,
-                        });
-                    }
-                    Err(child_reasons) => {
-                        reasons.extend(child_reasons);
-                        reasons.push((
-                            child_path.clone(),
-                            "required, so it cannot be dropped".into(),
-                        ));
-                    }
-                }
-            }
-            if !all_maps {
-                out.required = required
-                    .into_iter()
-                    .filter(|r| out.properties.contains_key(*r) || out.keeps_unknown_fields())
-                    .cloned()
-                    .collect();
-            }
+        if !object_like {
+            return;
         }
-        self.outer_rules.truncate(outer_rules);
-        // The API server wants every key of a map list required or defaulted. Where the
-        // sources' defaults differ the LCD has none, so it requires the key instead.
-        if out.list_type.as_deref() == Some("map")
-            && let Some(items) = out.items.as_mut()
-        {
-            for key in &out.list_map_keys {
-                if items
-                    .properties
-                    .get(key)
-                    .is_some_and(|k| k.default.is_none())
-                    && !items.is_required(key)
-                {
-                    items.required.push(key.clone());
-                    items.required.sort();
-                    self.notes.push(format!(
-                        "{}: {}[*].{key}: a key of a map list needs a default, and the sources' defaults differ; the LCD requires it",
-                        self.version,
-                        display(path)
-                    ));
-                }
+        let all_maps = nodes.iter().all(|n| n.map_values().is_some());
+        if all_maps {
+            let values: Vec<&Schema> = nodes.iter().filter_map(|n| n.map_values()).collect();
+            match self.node(&values, &format!("{path}.*")) {
+                Ok(v) => out.additional_properties = Some(AdditionalProperties::Schema(v)),
+                Err(r) => reasons.extend(r),
             }
+        } else if nodes.iter().all(|n| {
+            matches!(
+                n.additional_properties,
+                Some(AdditionalProperties::Allowed(true))
+            )
+        }) {
+            out.additional_properties = Some(AdditionalProperties::Allowed(true));
         }
-        if reasons.is_empty() {
-            Ok(out.into())
-        } else {
-            Err(reasons)
+        let required: BTreeSet<&String> = nodes.iter().flat_map(|n| n.required.iter()).collect();
+        let mut names: BTreeSet<&String> = nodes.iter().flat_map(|n| n.properties.keys()).collect();
+        if !all_maps {
+            names.extend(required.iter().copied());
+        }
+        for name in names {
+            let field = Field {
+                name,
+                required: required.contains(name),
+                in_map: all_maps,
+            };
+            self.merge_field(nodes, path, &field, out, reasons);
+        }
+        if !all_maps {
+            out.required = required
+                .into_iter()
+                .filter(|r| out.properties.contains_key(*r) || out.keeps_unknown_fields())
+                .cloned()
+                .collect();
         }
     }
+
+    /// One field (or, in a map, one key a source names): its LCD, or it is dropped, kept
+    /// declared but unsettable, or there is no LCD.
+    fn merge_field(
+        &mut self,
+        nodes: &[&Schema],
+        path: &str,
+        field: &Field<'_>,
+        out: &mut SchemaNode,
+        reasons: &mut Reasons,
+    ) {
+        let name = field.name;
+        // This runs for every property of every API: the path is built without `format!`, and
+        // the sources' labels are collected only for a dropped field.
+        let mut child_path = String::with_capacity(path.len() + 1 + name.len());
+        child_path.push_str(path);
+        child_path.push('.');
+        child_path.push_str(name);
+        let slots: Vec<Slot> = nodes.iter().map(|n| slot(n, name)).collect();
+        // A required name no source declares, where every source keeps unknown fields: nothing
+        // to merge (it stays required, as an unknown field).
+        if slots.iter().all(|s| matches!(s, Slot::Anything)) {
+            return;
+        }
+        let outcome = if slots.iter().any(|s| matches!(s, Slot::Unknown)) {
+            let unknown_in: Vec<&str> =
+                labels_where(&slots, self.labels, |s| matches!(s, Slot::Unknown))
+                    .map(String::as_str)
+                    .collect();
+            Err(vec![(
+                child_path.clone(),
+                format!("not a field in {}", unknown_in.join(", ")),
+            )])
+        } else {
+            self.node(&schemas_of(&slots), &child_path)
+        };
+        match outcome {
+            Ok(child) => {
+                if !field.in_map {
+                    out.properties.insert(name.clone(), child);
+                }
+            }
+            Err(child_reasons) if !field.required => self.drop_field(
+                nodes,
+                &child_path,
+                field,
+                &slots,
+                child_reasons,
+                out,
+                reasons,
+            ),
+            Err(child_reasons) => {
+                reasons.extend(child_reasons);
+                reasons.push((child_path, "required, so it cannot be dropped".into()));
+            }
+        }
+    }
+
+    /// An optional field not every source accepts: dropped (and listed), or kept declared but
+    /// unsettable where dropping it would accept more (a rule names it, or unknown fields are
+    /// kept there), or, for a map key a rule names, no LCD.
+    #[allow(clippy::too_many_arguments)]
+    fn drop_field(
+        &mut self,
+        nodes: &[&Schema],
+        child_path: &str,
+        field: &Field<'_>,
+        slots: &[Slot<'_>],
+        child_reasons: Reasons,
+        out: &mut SchemaNode,
+        reasons: &mut Reasons,
+    ) {
+        let mut reason = child_reasons
+            .iter()
+            .map(|(p, r)| {
+                if p == child_path {
+                    r.clone()
+                } else {
+                    format!("{}: {r}", display(p))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        let kept_because = match rule_mentions(nodes, &self.outer_rules, field.name) {
+            // A rule names the field, so it must stay declared for the rule to compile: keep
+            // one source's declaration, made unsettable.
+            Some(rule) if !field.in_map => Some(format!("a rule refers to it: {rule}")),
+            Some(rule) => {
+                reasons.push((
+                    child_path.to_string(),
+                    format!("cannot drop the key: a rule refers to it ({rule})"),
+                ));
+                None
+            }
+            // Undeclared, the field would be one of the unknown fields kept here, which take
+            // any value.
+            None if !field.in_map && out.keeps_unknown_fields() => {
+                Some("unknown fields are kept there".to_string())
+            }
+            None => None,
+        };
+        if let Some(because) = kept_because {
+            out.properties
+                .insert(field.name.clone(), unsettable(slots, child_path));
+            reason += &format!(" (kept declared but unsettable, because {because})");
+        }
+        let having = labels_where(slots, self.labels, |s| matches!(s, Slot::Schema(_)))
+            .cloned()
+            .collect();
+        self.dropped.push(Dropped {
+            version: self.version.clone(),
+            path: child_path.to_string(),
+            sources: having,
+            reason,
+        });
+    }
+
+    /// The API server wants every key of a map list required or defaulted. Where the sources'
+    /// defaults differ the LCD has none, so it requires the key instead.
+    fn require_map_list_keys(&mut self, path: &str, out: &mut SchemaNode) {
+        if out.list_type.as_deref() != Some("map") {
+            return;
+        }
+        let Some(items) = out.items.as_mut() else {
+            return;
+        };
+        for key in &out.list_map_keys {
+            if items
+                .properties
+                .get(key)
+                .is_some_and(|k| k.default.is_none())
+                && !items.is_required(key)
+            {
+                items.required.push(key.clone());
+                items.required.sort();
+                self.notes.push(format!(
+                    "{}: {}[*].{key}: a key of a map list needs a default, and the sources' defaults differ; the LCD requires it",
+                    self.version,
+                    display(path)
+                ));
+            }
+        }
+    }
+}
+
+/// A field being merged: its name, whether a source requires it, and whether it is a key of
+/// maps (every source a map there) rather than a declared property.
+struct Field<'n> {
+    name: &'n String,
+    required: bool,
+    in_map: bool,
+}
+
+/// The schemas the sources that have one give a field.
+fn schemas_of<'s>(slots: &[Slot<'s>]) -> Vec<&'s Schema> {
+    slots
+        .iter()
+        .filter_map(|s| match s {
+            Slot::Schema(s) => Some(*s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A field kept declared (one source's declaration, the same whatever the sources' order) with
+/// a rule that refuses any value.
+fn unsettable(slots: &[Slot<'_>], path: &str) -> Schema {
+    let mut kept = schemas_of(slots)
+        .into_iter()
+        .min_by_key(|s| json_text(s))
+        .cloned()
+        .unwrap_or_default();
+    // CEL rules do not run on null.
+    kept.nullable = false;
+    kept.validations = vec![CelRule {
+        rule: "false".into(),
+        message: Some(format!(
+            "{} is not settable: not every cluster accepts it",
+            display(path)
+        )),
+        message_expression: None,
+        reason: None,
+        field_path: None,
+        optional_old_self: None,
+    }];
+    kept
+}
+
+/// Every source's node at one path, with the sources' labels: what conflicts name.
+struct Sources<'a> {
+    nodes: &'a [&'a Schema],
+    labels: &'a [String],
+}
+
+impl Sources<'_> {
+    /// `show` of each source's node, with the source: `string in a, integer in b`.
+    fn describe(&self, show: impl Fn(&Schema) -> String) -> String {
+        self.nodes
+            .iter()
+            .zip(self.labels)
+            .map(|(n, l)| format!("{} in {l}", show(n)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The type: the one every typed source has, or the narrower of integer and number, or of
+/// int-or-string and either; nodes typed only by "preserve unknown fields" accept any type.
+fn merge_type(sources: &Sources<'_>, out: &mut SchemaNode, conflicts: &mut Vec<String>) {
+    let types: BTreeSet<String> = sources
+        .nodes
+        .iter()
+        .filter(|n| n.type_.is_some() || n.int_or_string)
+        .map(|n| n.type_name())
+        .collect();
+    let kinds: Vec<&str> = types.iter().map(String::as_str).collect();
+    match kinds.as_slice() {
+        [] => {}
+        [one] if *one == "int-or-string" => out.int_or_string = true,
+        [one] => out.type_ = Some(one.to_string()),
+        _ => {
+            let mut set: BTreeSet<&str> = kinds.iter().copied().collect();
+            set.remove("int-or-string");
+            let narrowed = match set.into_iter().collect::<Vec<_>>().as_slice() {
+                ["integer", "number"] | ["integer"] => Some("integer"),
+                ["string"] => Some("string"),
+                _ => None,
+            };
+            match narrowed {
+                Some(t) => out.type_ = Some(t.into()),
+                None => conflicts.push(format!(
+                    "type conflict: {}",
+                    sources.describe(|n| n.type_name())
+                )),
+            }
+        }
+    }
+}
+
+/// The nodes that constrain anything: one that accepts anything (untyped, keeping unknown
+/// fields, without properties) does not constrain the rest. All of them when none does.
+fn constraining<'s>(nodes: &[&'s Schema]) -> Vec<&'s Schema> {
+    let constraining: Vec<&Schema> = nodes
+        .iter()
+        .copied()
+        .filter(|n| {
+            !(n.type_.is_none()
+                && !n.int_or_string
+                && n.preserve_unknown_fields
+                && n.properties.is_empty())
+        })
+        .collect();
+    if constraining.is_empty() {
+        nodes.to_vec()
+    } else {
+        constraining
+    }
+}
+
+/// Flags (each the stricter setting), and the title and description.
+fn merge_flags_and_texts(nodes: &[&Schema], out: &mut SchemaNode, conflicts: &mut Vec<String>) {
+    out.preserve_unknown_fields = nodes.iter().all(|n| n.preserve_unknown_fields);
+    out.nullable = nodes.iter().all(|n| n.nullable);
+    out.unique_items = nodes.iter().any(|n| n.unique_items);
+    let embedded: BTreeSet<bool> = nodes.iter().map(|n| n.embedded_resource).collect();
+    if embedded.len() > 1 {
+        conflicts.push("x-kubernetes-embedded-resource differs".into());
+    }
+    out.embedded_resource = nodes.iter().any(|n| n.embedded_resource);
+    out.title = agreed(nodes, |n| n.title.clone()).flatten();
+    // Descriptions differ in wording all the time; keep one (the smallest, for symmetry).
+    out.description = nodes.iter().filter_map(|n| n.description.clone()).min();
+}
+
+/// enum: the values every source that has an enum allows.
+fn merge_enum(
+    sources: &Sources<'_>,
+    nodes: &[&Schema],
+    out: &mut SchemaNode,
+    conflicts: &mut Vec<String>,
+) {
+    let enums: Vec<&Vec<Value>> = nodes
+        .iter()
+        .filter_map(|n| n.enum_values.as_ref())
+        .collect();
+    let Some(first) = enums.first() else {
+        return;
+    };
+    let mut values: Vec<Value> = first
+        .iter()
+        .filter(|v| enums.iter().all(|e| e.contains(v)))
+        .cloned()
+        .collect();
+    values.sort_by_key(ToString::to_string);
+    values.dedup();
+    if values.is_empty() {
+        conflicts.push(format!(
+            "no enum value is allowed everywhere: {}",
+            sources.describe(|n| {
+                n.enum_values
+                    .as_ref()
+                    .map(|e| Value::from(e.clone()).to_string())
+                    .unwrap_or_else(|| "any".into())
+            })
+        ));
+    }
+    out.enum_values = Some(values);
+}
+
+/// Length and count bounds: the tightest of each.
+fn merge_counts(nodes: &[&Schema], out: &mut SchemaNode, conflicts: &mut Vec<String>) {
+    type Count = fn(&Schema) -> Option<u64>;
+    let max_of = |get: Count| nodes.iter().filter_map(|n| get(n)).max();
+    let min_of = |get: Count| nodes.iter().filter_map(|n| get(n)).min();
+    out.max_length = min_of(|n| n.max_length);
+    out.min_length = max_of(|n| n.min_length);
+    out.max_items = min_of(|n| n.max_items);
+    out.min_items = max_of(|n| n.min_items);
+    out.max_properties = min_of(|n| n.max_properties);
+    out.min_properties = max_of(|n| n.min_properties);
+    for (what, lo, hi) in [
+        ("length", out.min_length, out.max_length),
+        ("items", out.min_items, out.max_items),
+        ("properties", out.min_properties, out.max_properties),
+    ] {
+        if let (Some(lo), Some(hi)) = (lo, hi)
+            && lo > hi
+        {
+            conflicts.push(format!(
+                "no {what} count is allowed everywhere (at least {lo}, at most {hi})"
+            ));
+        }
+    }
+}
+
+/// Numeric bounds: the smallest maximum (exclusive wins a tie) and the largest minimum.
+fn merge_numeric_bounds(nodes: &[&Schema], out: &mut SchemaNode, conflicts: &mut Vec<String>) {
+    let maxima: Vec<(f64, bool)> = nodes
+        .iter()
+        .filter_map(|n| n.maximum.map(|m| (m, n.exclusive_maximum)))
+        .collect();
+    if let Some(&(m, _)) = maxima.iter().min_by(|a, b| a.0.total_cmp(&b.0)) {
+        out.maximum = Some(m);
+        out.exclusive_maximum = maxima.iter().any(|&(v, e)| v == m && e);
+    }
+    let minima: Vec<(f64, bool)> = nodes
+        .iter()
+        .filter_map(|n| n.minimum.map(|m| (m, n.exclusive_minimum)))
+        .collect();
+    if let Some(&(m, _)) = minima.iter().max_by(|a, b| a.0.total_cmp(&b.0)) {
+        out.minimum = Some(m);
+        out.exclusive_minimum = minima.iter().any(|&(v, e)| v == m && e);
+    }
+    if let (Some(lo), Some(hi)) = (out.minimum, out.maximum)
+        && (lo > hi || (lo == hi && (out.exclusive_minimum || out.exclusive_maximum)))
+    {
+        conflicts.push(format!(
+            "no number is allowed everywhere (minimum {lo}, maximum {hi})"
+        ));
+    }
+}
+
+/// Patterns, formats and `multipleOf`: the one that implies the others in the keyword, the
+/// rest under allOf; and every source's value validations (allOf, anyOf, oneOf, not), all of
+/// them, under allOf.
+fn merge_value_validations(nodes: &[&Schema], out: &mut SchemaNode) {
+    // Constraints that cannot be merged into one keyword go into allOf.
+    let mut extra: Vec<Schema> = Vec::new();
+    let patterns: BTreeSet<&String> = nodes.iter().filter_map(|n| n.pattern.as_ref()).collect();
+    let mut patterns = narrowest(patterns).into_iter();
+    out.pattern = patterns.next().cloned();
+    extra.extend(patterns.map(|p| {
+        SchemaNode {
+            pattern: Some(p.clone()),
+            ..SchemaNode::default()
+        }
+        .into()
+    }));
+    let formats: BTreeSet<&String> = nodes.iter().filter_map(|n| n.format.as_ref()).collect();
+    let mut formats = formats.into_iter();
+    out.format = formats.next().cloned();
+    extra.extend(formats.map(|f| {
+        SchemaNode {
+            format: Some(f.clone()),
+            ..SchemaNode::default()
+        }
+        .into()
+    }));
+    let mut multiples = coarsest_steps(nodes).into_iter();
+    out.multiple_of = multiples.next();
+    extra.extend(multiples.map(|m| {
+        SchemaNode {
+            multiple_of: Some(m),
+            ..SchemaNode::default()
+        }
+        .into()
+    }));
+    let mut junctions: Vec<Schema> = Vec::new();
+    for n in nodes {
+        junctions.extend(n.all_of.iter().cloned());
+        if !n.any_of.is_empty() {
+            junctions.push(
+                SchemaNode {
+                    any_of: n.any_of.clone(),
+                    ..SchemaNode::default()
+                }
+                .into(),
+            );
+        }
+        if !n.one_of.is_empty() {
+            junctions.push(
+                SchemaNode {
+                    one_of: n.one_of.clone(),
+                    ..SchemaNode::default()
+                }
+                .into(),
+            );
+        }
+        if let Some(not) = &n.not {
+            junctions.push(
+                SchemaNode {
+                    not: Some(not.clone()),
+                    ..SchemaNode::default()
+                }
+                .into(),
+            );
+        }
+    }
+    junctions.extend(extra);
+    let mut keyed: BTreeMap<String, Schema> = BTreeMap::new();
+    for j in junctions {
+        keyed.insert(json_text(&j), j);
+    }
+    out.all_of = keyed.into_values().collect();
+}
+
+/// The `multipleOf` steps a value must be a multiple of everywhere, smallest first, without
+/// those implied by another: a multiple of a larger step is a multiple of its divisors.
+fn coarsest_steps(nodes: &[&Schema]) -> Vec<f64> {
+    let mut m: Vec<f64> = nodes.iter().filter_map(|n| n.multiple_of).collect();
+    m.sort_by(f64::total_cmp);
+    m.dedup();
+    m.iter()
+        .copied()
+        .filter(|x| !m.iter().any(|y| y != x && (y / x).fract() == 0.0))
+        .collect()
+}
+
+/// CEL rules: all of them, one per expression (of those that share one, the least).
+fn merge_rules(nodes: &[&Schema], out: &mut SchemaNode) {
+    let mut rules: BTreeMap<String, CelRule> = BTreeMap::new();
+    for r in nodes.iter().flat_map(|n| n.validations.iter()) {
+        rules
+            .entry(r.key())
+            .and_modify(|kept| {
+                if r < kept {
+                    *kept = r.clone()
+                }
+            })
+            .or_insert_with(|| r.clone());
+    }
+    out.validations = rules.into_values().collect();
+}
+
+/// How lists and maps merge on apply, and the other extensions: set and map lists are stricter
+/// than atomic ones and must agree with each other, as must the keys of map lists.
+fn merge_list_and_map_semantics(
+    sources: &Sources<'_>,
+    nodes: &[&Schema],
+    out: &mut SchemaNode,
+    conflicts: &mut Vec<String>,
+) {
+    let list_types: BTreeSet<&str> = nodes
+        .iter()
+        .filter(|n| n.type_.as_deref() == Some("array"))
+        .map(|n| n.list_type.as_deref().unwrap_or("atomic"))
+        .collect();
+    let strict: Vec<&str> = list_types
+        .iter()
+        .copied()
+        .filter(|t| *t != "atomic")
+        .collect();
+    match strict.as_slice() {
+        [] => out.list_type = agreed(nodes, |n| n.list_type.clone()).flatten(),
+        [one] => out.list_type = Some(one.to_string()),
+        _ => conflicts.push(format!(
+            "x-kubernetes-list-type conflict: {}",
+            sources.describe(|n| n.list_type.clone().unwrap_or_else(|| "atomic".into()))
+        )),
+    }
+    let keys: BTreeSet<&Vec<String>> = nodes
+        .iter()
+        .filter(|n| !n.list_map_keys.is_empty())
+        .map(|n| &n.list_map_keys)
+        .collect();
+    if keys.len() > 1 {
+        conflicts.push(format!(
+            "x-kubernetes-list-map-keys differ: {}",
+            sources.describe(|n| n.list_map_keys.join(","))
+        ));
+    }
+    out.list_map_keys = keys.into_iter().next().cloned().unwrap_or_default();
+    // map-type only changes how apply merges; any common choice accepts the same objects.
+    out.map_type = nodes.iter().filter_map(|n| n.map_type.clone()).min();
+    out.extensions = agreed(nodes, |n| n.extensions.clone()).unwrap_or_default();
 }
 
 /// A CEL rule or value validation on these nodes that names the field (or a rule of an

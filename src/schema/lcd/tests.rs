@@ -805,6 +805,238 @@ fn merging_equal_real_nodes_gives_them_back_where_merge_keeps_them() {
     }
 }
 
+// ---- the pieces of a merge, each on its own
+
+/// Runs one piece of a merge on nodes written in YAML flow style: what it sets, and the
+/// conflicts it finds.
+fn piece(
+    merge: impl Fn(&[&Schema], &mut SchemaNode, &mut Vec<String>),
+    flows: &[&str],
+) -> (SchemaNode, Vec<String>) {
+    let schemas: Vec<Schema> = flows.iter().map(|f| node(f)).collect();
+    let nodes: Vec<&Schema> = schemas.iter().collect();
+    let (mut out, mut conflicts) = (SchemaNode::default(), Vec::new());
+    merge(&nodes, &mut out, &mut conflicts);
+    (out, conflicts)
+}
+
+/// A piece that names each source's value in its conflicts, run on all sources at once.
+fn piece_naming_sources(
+    merge: impl Fn(&Sources<'_>, &[&Schema], &mut SchemaNode, &mut Vec<String>),
+    flows: &[&str],
+) -> (SchemaNode, Vec<String>) {
+    let labels: Vec<String> = LABELS[..flows.len()]
+        .iter()
+        .map(|l| l.to_string())
+        .collect();
+    piece(
+        |nodes, out, conflicts| {
+            let sources = Sources {
+                nodes,
+                labels: &labels,
+            };
+            merge(&sources, nodes, out, conflicts)
+        },
+        flows,
+    )
+}
+
+#[test]
+fn the_type_is_the_narrower_where_one_accepts_the_other() {
+    let of = |flows: &[&str]| piece_naming_sources(|s, _, o, c| merge_type(s, o, c), flows);
+    let (out, conflicts) = of(&["{type: integer}", "{type: number}"]);
+    assert_eq!(
+        (out.type_.as_deref(), conflicts.len()),
+        (Some("integer"), 0)
+    );
+    let (out, _) = of(&["{x-kubernetes-int-or-string: true}", "{type: string}"]);
+    assert_eq!(out.type_.as_deref(), Some("string"));
+    let (out, _) = of(&[
+        "{x-kubernetes-int-or-string: true}",
+        "{x-kubernetes-int-or-string: true}",
+    ]);
+    assert!(out.int_or_string && out.type_.is_none());
+    // Untyped nodes that keep anything do not take part.
+    let (out, _) = of(&[
+        "{type: boolean}",
+        "{x-kubernetes-preserve-unknown-fields: true}",
+    ]);
+    assert_eq!(out.type_.as_deref(), Some("boolean"));
+    let (_, conflicts) = of(&["{type: string}", "{type: integer}"]);
+    assert_eq!(conflicts, ["type conflict: string in one, integer in two"]);
+}
+
+#[test]
+fn nodes_that_accept_anything_do_not_constrain() {
+    let schemas = [
+        node("{x-kubernetes-preserve-unknown-fields: true}"),
+        node("{type: string, maxLength: 3}"),
+    ];
+    let nodes: Vec<&Schema> = schemas.iter().collect();
+    assert_eq!(constraining(&nodes), [&schemas[1]]);
+    let anything = [&schemas[0], &schemas[0]];
+    assert_eq!(constraining(&anything), anything);
+}
+
+#[test]
+fn an_enum_is_the_values_every_source_allows() {
+    let of = |flows: &[&str]| piece_naming_sources(merge_enum, flows);
+    let (out, conflicts) = of(&[
+        "{type: string, enum: [b, a, c]}",
+        "{type: string, enum: [c, b]}",
+    ]);
+    assert_eq!(out.enum_values, Some(vec![json!("b"), json!("c")]));
+    assert!(conflicts.is_empty());
+    let (out, _) = of(&["{type: string}", "{type: string, enum: [a]}"]);
+    assert_eq!(out.enum_values, Some(vec![json!("a")]));
+    let (_, conflicts) = of(&[
+        "{type: string, enum: [a]}",
+        "{type: string, enum: [b]}",
+        "{type: string}",
+    ]);
+    assert_eq!(
+        conflicts,
+        [r#"no enum value is allowed everywhere: ["a"] in one, ["b"] in two, any in three"#]
+    );
+}
+
+#[test]
+fn counts_and_numbers_are_bounded_by_the_tightest_alone() {
+    let (out, conflicts) = piece(
+        merge_counts,
+        &[
+            "{type: string, maxLength: 5, minLength: 1}",
+            "{type: string, maxLength: 3}",
+        ],
+    );
+    assert_eq!((out.max_length, out.min_length), (Some(3), Some(1)));
+    assert!(conflicts.is_empty());
+    let (_, conflicts) = piece(
+        merge_counts,
+        &[
+            "{type: array, items: {type: string}, minItems: 4}",
+            "{type: array, items: {type: string}, maxItems: 2}",
+        ],
+    );
+    assert_eq!(
+        conflicts,
+        ["no items count is allowed everywhere (at least 4, at most 2)"]
+    );
+    let (out, _) = piece(
+        merge_numeric_bounds,
+        &[
+            "{type: number, maximum: 5, minimum: 0}",
+            "{type: number, maximum: 5, exclusiveMaximum: true, minimum: 1}",
+        ],
+    );
+    assert_eq!(
+        (
+            out.maximum,
+            out.exclusive_maximum,
+            out.minimum,
+            out.exclusive_minimum
+        ),
+        (Some(5.0), true, Some(1.0), false)
+    );
+    let (_, conflicts) = piece(
+        merge_numeric_bounds,
+        &[
+            "{type: number, minimum: 2}",
+            "{type: number, maximum: 2, exclusiveMaximum: true}",
+        ],
+    );
+    assert_eq!(
+        conflicts,
+        ["no number is allowed everywhere (minimum 2, maximum 2)"]
+    );
+}
+
+#[test]
+fn steps_implied_by_a_coarser_one_are_left_out() {
+    let schemas: Vec<Schema> = [
+        "{type: number, multipleOf: 2}",
+        "{type: number, multipleOf: 6}",
+        "{type: number, multipleOf: 0.5}",
+        "{type: number, multipleOf: 5}",
+    ]
+    .iter()
+    .map(|f| node(f))
+    .collect();
+    let nodes: Vec<&Schema> = schemas.iter().collect();
+    // A multiple of 6 is a multiple of 2 and of 0.5.
+    assert_eq!(coarsest_steps(&nodes), [5.0, 6.0]);
+}
+
+#[test]
+fn value_validations_all_go_under_all_of() {
+    let (out, _) = piece(
+        |nodes, out, _| merge_value_validations(nodes, out),
+        &[
+            "{type: string, pattern: '^[a-z]+$', anyOf: [{maxLength: 2}, {minLength: 5}]}",
+            "{type: string, pattern: '^[a-z]+$', format: date-time, not: {maxLength: 1}}",
+        ],
+    );
+    assert_eq!(out.pattern.as_deref(), Some("^[a-z]+$"));
+    assert_eq!(out.format.as_deref(), Some("date-time"));
+    let junctions: Vec<String> = out.all_of.iter().map(json_text).collect();
+    assert_eq!(
+        junctions,
+        [
+            r#"{"anyOf":[{"maxLength":2},{"minLength":5}]}"#,
+            r#"{"not":{"maxLength":1}}"#
+        ]
+    );
+}
+
+#[test]
+fn rules_are_kept_once_per_expression() {
+    let (out, _) = piece(
+        |nodes, out, _| merge_rules(nodes, out),
+        &[
+            "{type: object, x-kubernetes-validations: [{rule: 'self.a  > 1', message: z}, {rule: 'has(self.b)'}]}",
+            "{type: object, x-kubernetes-validations: [{rule: 'self.a > 1', message: a}]}",
+        ],
+    );
+    let kept: Vec<(&str, Option<&str>)> = out
+        .validations
+        .iter()
+        .map(|r| (r.rule.as_str(), r.message.as_deref()))
+        .collect();
+    // Of the rules that share an expression, the least (by its text first) is kept.
+    assert_eq!(kept, [("has(self.b)", None), ("self.a  > 1", Some("z"))]);
+}
+
+#[test]
+fn list_semantics_must_agree_where_they_are_strict() {
+    let of = |flows: &[&str]| piece_naming_sources(merge_list_and_map_semantics, flows);
+    let (out, conflicts) = of(&[
+        "{type: array, items: {type: string}}",
+        "{type: array, items: {type: string}, x-kubernetes-list-type: set}",
+    ]);
+    assert_eq!(
+        (out.list_type.as_deref(), conflicts.len()),
+        (Some("set"), 0)
+    );
+    let (_, conflicts) = of(&[
+        "{type: array, items: {type: string}, x-kubernetes-list-type: set}",
+        "{type: array, items: {type: object, required: [k], properties: {k: {type: string}}}, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [k]}",
+    ]);
+    assert_eq!(
+        conflicts,
+        ["x-kubernetes-list-type conflict: set in one, map in two"]
+    );
+    let map_list = |key: &str| {
+        format!(
+            "{{type: array, items: {{type: object, required: [{key}], properties: {{{key}: {{type: string}}}}}}, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [{key}]}}"
+        )
+    };
+    let (_, conflicts) = of(&[&map_list("k"), &map_list("j")]);
+    assert_eq!(
+        conflicts,
+        ["x-kubernetes-list-map-keys differ: k in one, j in two"]
+    );
+}
+
 // ---- property tests
 
 mod properties {
