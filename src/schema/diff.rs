@@ -14,7 +14,8 @@ use serde_json::Value;
 // refines them, does not depend on the diff.
 pub use super::finding::{Change, Class, Finding};
 use super::model::{
-    AdditionalProperties, ApiDef, Schema, SchemaNode, same_schema, short, version_priority,
+    AdditionalProperties, ApiDef, Schema, SchemaNode, VersionDef, same_schema, short,
+    version_priority,
 };
 use super::pattern::{self, Comparison};
 
@@ -161,35 +162,50 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
     let Some(base) = pick_baseline(apis, baseline) else {
         return out;
     };
-    let base_api = apis[base].expect("picked");
-    let n = apis.len();
-    // Presence of the API.
-    let show_presence = |a: &Option<&ApiDef>| a.map(|a| a.kind.clone());
-    let values: Vec<Option<String>> = apis.iter().map(show_presence).collect();
-    let data: Vec<Value> = values.iter().map(|v| v.as_data()).collect();
-    let missing: Vec<usize> = (0..n).filter(|i| apis[*i].is_none()).collect();
-    if !missing.is_empty() {
-        let (change, class, msg) = if apis[baseline].is_some() {
-            (
-                Change::Removed,
-                Class::Breaking,
-                "not served by every source",
-            )
-        } else {
-            (
-                Change::Added,
-                Class::Compatible,
-                "not served by the baseline",
-            )
-        };
-        out.push(api_finding(
-            "api",
-            change,
-            class,
-            msg.to_string(),
-            (values, data),
-        ));
+    out.extend(api_presence(apis, baseline));
+    api_attributes(apis, base, &mut out);
+    for version in version_names(apis) {
+        version_findings(apis, base, version, &mut out);
     }
+    for f in &mut out {
+        explain(f);
+    }
+    out
+}
+
+/// The API missing from some sources: removed where the baseline has it, else added.
+fn api_presence(apis: &[Option<&ApiDef>], baseline: usize) -> Option<Finding> {
+    if apis.iter().all(Option::is_some) {
+        return None;
+    }
+    let values: Vec<Option<String>> = apis.iter().map(|a| a.map(|a| a.kind.clone())).collect();
+    let data: Vec<Value> = values.iter().map(|v| v.as_data()).collect();
+    let (change, class, msg) = if apis[baseline].is_some() {
+        (
+            Change::Removed,
+            Class::Breaking,
+            "not served by every source",
+        )
+    } else {
+        (
+            Change::Added,
+            Class::Compatible,
+            "not served by the baseline",
+        )
+    };
+    Some(api_finding(
+        "api",
+        change,
+        class,
+        msg.to_string(),
+        (values, data),
+    ))
+}
+
+/// The API's own attributes (scope, names, short names, categories, storage version,
+/// conversion) that differ from the baseline's.
+fn api_attributes(apis: &[Option<&ApiDef>], base: usize, out: &mut Vec<Finding>) {
+    let base_api = apis[base].expect("picked");
     let present: Vec<&ApiDef> = apis.iter().flatten().copied().collect();
     let all = |f: &dyn Fn(&ApiDef) -> String| -> Vec<Option<String>> {
         apis.iter().map(|a| a.map(f)).collect()
@@ -255,167 +271,209 @@ pub fn diff_api(apis: &[Option<&ApiDef>], baseline: usize) -> Vec<Finding> {
             ));
         }
     }
-    // Versions: every version any source serves.
-    let mut version_names: Vec<&String> = present.iter().flat_map(|a| a.versions.keys()).collect();
-    version_names.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)).then(a.cmp(b)));
-    version_names.dedup();
-    for version in version_names {
-        let served: Vec<Option<&super::model::VersionDef>> = apis
-            .iter()
-            .map(|a| a.and_then(|a| a.versions.get(version)).filter(|v| v.served))
-            .collect();
-        let show = |i: usize| {
-            apis[i].and_then(|a| a.versions.get(version)).map(|v| {
+}
+
+/// Every version any source serves, in Kubernetes' priority order.
+fn version_names<'a>(apis: &[Option<&'a ApiDef>]) -> Vec<&'a String> {
+    let mut names: Vec<&String> = apis
+        .iter()
+        .flatten()
+        .flat_map(|a| a.versions.keys())
+        .collect();
+    names.sort_by(|a, b| version_priority(b).cmp(&version_priority(a)).then(a.cmp(b)));
+    names.dedup();
+    names
+}
+
+/// One version: whether every source serves it, its attributes, its selectable fields and its
+/// schema, judged against the baseline's (or, where the baseline does not serve it, the first
+/// source's that does).
+fn version_findings(apis: &[Option<&ApiDef>], base: usize, version: &str, out: &mut Vec<Finding>) {
+    let served: Vec<Option<&VersionDef>> = apis
+        .iter()
+        .map(|a| a.and_then(|a| a.versions.get(version)).filter(|v| v.served))
+        .collect();
+    let vbase = if served[base].is_some() {
+        Some(base)
+    } else {
+        served.iter().position(Option::is_some)
+    };
+    let Some(vbase) = vbase else { return };
+    out.extend(version_presence(apis, &served, base, version));
+    version_attributes(&served, vbase, version, out);
+    selectable_fields(&served, vbase, version, out);
+    let nodes: Vec<Option<&Schema>> = served.iter().map(|v| v.map(|v| &v.schema)).collect();
+    let mut walker = Walker {
+        version: version.to_string(),
+        out,
+    };
+    walker.node(&nodes, vbase, "");
+}
+
+/// The version not served by every source that has the API: removed where the baseline serves
+/// it, else added.
+fn version_presence(
+    apis: &[Option<&ApiDef>],
+    served: &[Option<&VersionDef>],
+    base: usize,
+    version: &str,
+) -> Option<Finding> {
+    let lacking = (0..apis.len()).any(|i| apis[i].is_some() && served[i].is_none());
+    if !lacking {
+        return None;
+    }
+    let defined = |i: usize| apis[i].and_then(|a| a.versions.get(version));
+    let values: Vec<Option<String>> = (0..apis.len())
+        .map(|i| {
+            defined(i).map(|v| {
                 let mut flags = vec![if v.served { "served" } else { "not served" }];
                 if v.storage {
                     flags.push("storage");
                 }
                 flags.join(", ")
             })
-        };
-        let values: Vec<Option<String>> = (0..n).map(show).collect();
-        let data: Vec<Value> = apis
-            .iter()
-            .map(|a| {
-                a.and_then(|a| a.versions.get(version)).map_or(
-                    Value::Null,
-                    |v| serde_json::json!({"served": v.served, "storage": v.storage}),
-                )
-            })
-            .collect();
-        let vbase = if served[base].is_some() {
-            Some(base)
-        } else {
-            served.iter().position(Option::is_some)
-        };
-        let Some(vbase) = vbase else { continue };
-        let lacking: Vec<usize> = (0..n)
-            .filter(|i| apis[*i].is_some() && served[*i].is_none())
-            .collect();
-        if !lacking.is_empty() {
-            let (change, class) = if served[base].is_some() {
-                (Change::Removed, Class::Breaking)
+        })
+        .collect();
+    let data: Vec<Value> = (0..apis.len())
+        .map(|i| {
+            defined(i).map_or(
+                Value::Null,
+                |v| serde_json::json!({"served": v.served, "storage": v.storage}),
+            )
+        })
+        .collect();
+    let (change, class) = if served[base].is_some() {
+        (Change::Removed, Class::Breaking)
+    } else {
+        (Change::Added, Class::Compatible)
+    };
+    Some(Finding {
+        version: Some(version.to_string()),
+        path: String::new(),
+        attribute: "version".into(),
+        change,
+        class,
+        message: format!("{version} is not served by every source"),
+        values,
+        data,
+        sample: None,
+        witness: None,
+        no_witness: None,
+    })
+}
+
+/// The version's attributes (deprecated, subresources, printer columns) that differ from the
+/// baseline version's.
+fn version_attributes(
+    served: &[Option<&VersionDef>],
+    vbase: usize,
+    version: &str,
+    out: &mut Vec<Finding>,
+) {
+    let vdef = served[vbase].expect("served");
+    let flag_rules: [VersionRule; 3] = [
+        (
+            "deprecated",
+            Class::Informational,
+            &|v| v.deprecated.to_string(),
+            &|v| v.deprecated.into(),
+        ),
+        (
+            "subresources",
+            Class::Breaking,
+            &|v| v.subresources.to_string(),
+            &|v| v.subresources.clone(),
+        ),
+        (
+            "printerColumns",
+            Class::Informational,
+            &|v| Value::from(v.printer_columns.clone()).to_string(),
+            &|v| v.printer_columns.clone().into(),
+        ),
+    ];
+    for (attribute, class, f, d) in flag_rules {
+        if served.iter().flatten().any(|v| f(v) != f(vdef)) {
+            let class = if attribute == "subresources" {
+                served
+                    .iter()
+                    .flatten()
+                    .map(|v| subresources_class(vdef, v))
+                    .max()
+                    .unwrap_or(class)
             } else {
-                (Change::Added, Class::Compatible)
+                class
             };
             out.push(Finding {
-                version: Some(version.clone()),
+                version: Some(version.to_string()),
                 path: String::new(),
-                attribute: "version".into(),
-                change,
+                attribute: attribute.into(),
+                change: Change::Changed,
                 class,
-                message: format!("{version} is not served by every source"),
-                values: values.clone(),
-                data: data.clone(),
+                message: format!("{attribute} differ"),
+                values: served
+                    .iter()
+                    .map(|v| v.map(|v| short_text(&f(v))))
+                    .collect(),
+                data: served.iter().map(|v| v.map_or(Value::Null, d)).collect(),
                 sample: None,
                 witness: None,
                 no_witness: None,
             });
         }
-        let vdef = served[vbase].expect("served");
-        let flag_rules: [VersionRule; 3] = [
-            (
-                "deprecated",
-                Class::Informational,
-                &|v| v.deprecated.to_string(),
-                &|v| v.deprecated.into(),
-            ),
-            (
-                "subresources",
-                Class::Breaking,
-                &|v| v.subresources.to_string(),
-                &|v| v.subresources.clone(),
-            ),
-            (
-                "printerColumns",
-                Class::Informational,
-                &|v| Value::from(v.printer_columns.clone()).to_string(),
-                &|v| v.printer_columns.clone().into(),
-            ),
-        ];
-        for (attribute, class, f, d) in flag_rules {
-            if served.iter().flatten().any(|v| f(v) != f(vdef)) {
-                let class = if attribute == "subresources" {
-                    served
-                        .iter()
-                        .flatten()
-                        .map(|v| subresources_class(vdef, v))
-                        .max()
-                        .unwrap_or(class)
-                } else {
-                    class
-                };
+    }
+}
+
+/// Selectable fields the baseline version has and another source's lacks (removed), or the
+/// other way round (added): one finding each way.
+fn selectable_fields(
+    served: &[Option<&VersionDef>],
+    vbase: usize,
+    version: &str,
+    out: &mut Vec<Finding>,
+) {
+    let vdef = served[vbase].expect("served");
+    let fields = |v: &VersionDef| -> BTreeSet<String> {
+        v.selectable_fields
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    };
+    for (i, v) in served.iter().enumerate() {
+        let Some(v) = v else { continue };
+        if i == vbase {
+            continue;
+        }
+        let (b, o) = (fields(vdef), fields(v));
+        for (change, class, set) in [
+            (Change::Removed, Class::Breaking, b.difference(&o).count()),
+            (Change::Added, Class::Compatible, o.difference(&b).count()),
+        ] {
+            if set > 0
+                && !out.iter().any(|f| {
+                    f.attribute == "selectableFields"
+                        && f.change == change
+                        && f.version.as_deref() == Some(version)
+                })
+            {
                 out.push(Finding {
-                    version: Some(version.clone()),
+                    version: Some(version.to_string()),
                     path: String::new(),
-                    attribute: attribute.into(),
-                    change: Change::Changed,
+                    attribute: "selectableFields".into(),
+                    change,
                     class,
-                    message: format!("{attribute} differ"),
-                    values: served
+                    message: "selectable fields differ".into(),
+                    values: served.iter().map(|v| v.map(|v| join(&fields(v)))).collect(),
+                    data: served
                         .iter()
-                        .map(|v| v.map(|v| short_text(&f(v))))
+                        .map(|v| v.map_or(Value::Null, |v| v.selectable_fields.clone().into()))
                         .collect(),
-                    data: served.iter().map(|v| v.map_or(Value::Null, d)).collect(),
                     sample: None,
                     witness: None,
                     no_witness: None,
                 });
             }
         }
-        let fields = |v: &super::model::VersionDef| -> BTreeSet<String> {
-            v.selectable_fields
-                .iter()
-                .map(ToString::to_string)
-                .collect()
-        };
-        for (i, v) in served.iter().enumerate() {
-            let Some(v) = v else { continue };
-            if i == vbase {
-                continue;
-            }
-            let (b, o) = (fields(vdef), fields(v));
-            for (change, class, set) in [
-                (Change::Removed, Class::Breaking, b.difference(&o).count()),
-                (Change::Added, Class::Compatible, o.difference(&b).count()),
-            ] {
-                if set > 0
-                    && !out.iter().any(|f| {
-                        f.attribute == "selectableFields"
-                            && f.change == change
-                            && f.version.as_deref() == Some(version)
-                    })
-                {
-                    out.push(Finding {
-                        version: Some(version.clone()),
-                        path: String::new(),
-                        attribute: "selectableFields".into(),
-                        change,
-                        class,
-                        message: "selectable fields differ".into(),
-                        values: served.iter().map(|v| v.map(|v| join(&fields(v)))).collect(),
-                        data: served
-                            .iter()
-                            .map(|v| v.map_or(Value::Null, |v| v.selectable_fields.clone().into()))
-                            .collect(),
-                        sample: None,
-                        witness: None,
-                        no_witness: None,
-                    });
-                }
-            }
-        }
-        let nodes: Vec<Option<&Schema>> = served.iter().map(|v| v.map(|v| &v.schema)).collect();
-        let mut walker = Walker {
-            version: version.clone(),
-            out: &mut out,
-        };
-        walker.node(&nodes, vbase, "");
     }
-    for f in &mut out {
-        explain(f);
-    }
-    out
 }
 
 /// Constraints whose narrowing the API server ratchets: an update that leaves such a field
@@ -465,9 +523,8 @@ fn explain(f: &mut Finding) {
 /// a create drop `.status`: that matters where the baseline's schema has a `.status` to write
 /// (an object is stored differently), not where it has none. A scale subresource removed
 /// breaks `kubectl scale` and autoscalers.
-fn subresources_class(base: &super::model::VersionDef, other: &super::model::VersionDef) -> Class {
-    let has =
-        |v: &super::model::VersionDef, k: &str| v.subresources.get(k).is_some_and(|x| !x.is_null());
+fn subresources_class(base: &VersionDef, other: &VersionDef) -> Class {
+    let has = |v: &VersionDef, k: &str| v.subresources.get(k).is_some_and(|x| !x.is_null());
     if has(base, "status") != has(other, "status") {
         if base.schema.properties.contains_key("status") {
             Class::Breaking
@@ -577,8 +634,8 @@ type ApiRule<'a> = (
 type VersionRule<'a> = (
     &'a str,
     Class,
-    &'a dyn Fn(&super::model::VersionDef) -> String,
-    &'a dyn Fn(&super::model::VersionDef) -> Value,
+    &'a dyn Fn(&VersionDef) -> String,
+    &'a dyn Fn(&VersionDef) -> Value,
 );
 
 impl Walker<'_> {

@@ -1613,3 +1613,64 @@ proptest::proptest! {
         proptest::prop_assert!(diff2(&plain, &respelt).is_empty(), "{plain} / {respelt}");
     }
 }
+
+// ---- the pieces of diff_api, each on its own
+
+#[test]
+fn versions_come_in_kubernetes_priority_order_once_each() {
+    let both = crd_versions(&two_versions(true, true));
+    let v1 = crd_versions(V1);
+    assert_eq!(version_names(&[Some(&v1), None, Some(&both)]), ["v2", "v1"]);
+}
+
+#[test]
+fn an_api_some_source_lacks_is_removed_or_added_as_the_baseline_has_it() {
+    let api = crd("{type: object}");
+    assert_eq!(api_presence(&[Some(&api), Some(&api)], 0), None);
+    let summary = |f: Finding| (f.rule(), f.class, f.values);
+    let widget = Some("Widget".to_string());
+    assert_eq!(
+        api_presence(&[Some(&api), None], 0).map(summary),
+        Some(("api-removed".into(), Breaking, vec![widget.clone(), None]))
+    );
+    assert_eq!(
+        api_presence(&[None, Some(&api)], 0).map(summary),
+        Some(("api-added".into(), Compatible, vec![None, widget]))
+    );
+}
+
+#[test]
+fn a_version_some_source_does_not_serve_is_removed_or_added_as_the_baseline_serves_it() {
+    let both = crd_versions(&two_versions(true, true));
+    let v1 = crd_versions(V1);
+    let v2 = "v2".to_string();
+    fn served(api: &ApiDef) -> Option<&VersionDef> {
+        api.versions.get("v2").filter(|v| v.served)
+    }
+    let summary = |f: Finding| (f.rule(), f.class);
+    assert_eq!(
+        version_presence(
+            &[Some(&both), Some(&v1)],
+            &[served(&both), served(&v1)],
+            0,
+            &v2
+        )
+        .map(summary),
+        Some(("version-removed".into(), Breaking))
+    );
+    assert_eq!(
+        version_presence(
+            &[Some(&v1), Some(&both)],
+            &[served(&v1), served(&both)],
+            0,
+            &v2
+        )
+        .map(summary),
+        Some(("version-added".into(), Compatible))
+    );
+    // A source without the API at all is the API's finding, not the version's.
+    assert_eq!(
+        version_presence(&[Some(&both), None], &[served(&both), None], 0, &v2),
+        None
+    );
+}
