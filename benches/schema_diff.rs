@@ -38,7 +38,10 @@
 //!    missed.
 //!
 //! The binary is the one cargo builds for this bench (target/release/kubectl-migrate);
-//! KM_BENCH_BIN overrides it. KM_BENCH_RUNS (default 5) sets the number of measured runs,
+//! KM_BENCH_BIN overrides it. KM_BENCH_BASE_BIN names another build (a previous commit's) to
+//! compare against in the same run: each mode is run by both, alternately, the report adds the
+//! other build's figures and the ratios of this one to them, and the outputs of the two must
+//! be the same byte for byte. KM_BENCH_RUNS (default 5) sets the number of measured runs,
 //! KM_BENCH_CRDS (default 1000) the number of CRDs (the targets apply to 1000 only),
 //! KM_BENCH_FORMATS (default `yaml,json`) the formats, and KM_BENCH_KEEP=1 keeps the generated
 //! sources and the outputs (their path is printed).
@@ -60,6 +63,9 @@ const RUNS: usize = 5;
 const TARGET_SECONDS: f64 = 1.0;
 /// Issue 17: witnesses on may cost at most this much more than off.
 const TARGET_WITNESS_RATIO: f64 = 2.0;
+/// Issue 27: diff + LCD within this ratio of the previous commit's wall time and peak RSS
+/// (with KM_BENCH_BASE_BIN).
+const TARGET_BASE_RATIO: f64 = 1.2;
 /// Megabytes of 10^6 bytes (the stricter reading of "300 MB").
 const TARGET_RSS_MB: f64 = 300.0;
 const SOURCES: [&str; 3] = ["cluster-a", "cluster-b", "cluster-c"];
@@ -128,6 +134,14 @@ fn main() {
         smoke(&tool);
         return;
     }
+    let base_tool = std::env::var_os("KM_BENCH_BASE_BIN").map(PathBuf::from);
+    if let Some(base) = &base_tool {
+        assert!(
+            base.is_file(),
+            "KM_BENCH_BASE_BIN: {} is missing",
+            base.display()
+        );
+    }
     let crds = env_number("KM_BENCH_CRDS", CRDS);
     let runs = env_number("KM_BENCH_RUNS", RUNS).max(1);
     let formats: Vec<Format> = std::env::var("KM_BENCH_FORMATS")
@@ -162,25 +176,50 @@ fn main() {
             files: format.files(work.path(), &data),
             baseline: Vec::new(),
             modes: Mode::all(format, work.path()),
+            base_modes: match base_tool {
+                Some(_) => Mode::all(format, work.path())
+                    .into_iter()
+                    .map(Mode::of_the_base)
+                    .collect(),
+                None => Vec::new(),
+            },
         })
         .collect();
     // One untimed round: fills the page cache and checks that every mode works.
     eprintln!("bench: warm-up round");
+    let tool_of = |m: &Mode| match (&base_tool, m.base) {
+        (Some(base), true) => base.clone(),
+        _ => tool.clone(),
+    };
     for b in &benches {
         let _ = parse_only(b.format, &b.files);
-        for m in &b.modes {
-            let r = run_tool(&tool, &rss, &m.args, work.path(), &m.file_stem());
+        for m in b.modes.iter().chain(&b.base_modes) {
+            let r = run_tool(&tool_of(m), &rss, &m.args, work.path(), &m.file_stem());
             m.check(&r);
+        }
+        for (m, base) in b.modes.iter().zip(&b.base_modes) {
+            m.check_same_output_as(base, work.path());
         }
     }
     for round in 1..=runs {
         eprintln!("bench: round {round}/{runs}");
         for b in &mut benches {
             b.baseline.push(parse_only(b.format, &b.files));
-            for m in &mut b.modes {
-                let r = run_tool(&tool, &rss, &m.args, work.path(), &m.file_stem());
-                m.check(&r);
-                m.runs.push(r);
+            let FormatBench {
+                modes, base_modes, ..
+            } = b;
+            for (i, m) in modes.iter_mut().enumerate() {
+                // This build and the other one by turns, each first in every other round.
+                let mut pair: Vec<&mut Mode> =
+                    std::iter::once(m).chain(base_modes.get_mut(i)).collect();
+                if round % 2 == 0 {
+                    pair.reverse();
+                }
+                for m in pair {
+                    let r = run_tool(&tool_of(m), &rss, &m.args, work.path(), &m.file_stem());
+                    m.check(&r);
+                    m.runs.push(r);
+                }
             }
         }
     }
@@ -218,6 +257,8 @@ fn main() {
             || !lcd.peak_mb().is_some_and(|mb| mb <= TARGET_RSS_MB)
             || b.witness_walls()
                 .is_some_and(|(with, without)| with / without > TARGET_WITNESS_RATIO)
+            || b.against_base()
+                .is_some_and(|(wall, rss)| wall > TARGET_BASE_RATIO || rss > TARGET_BASE_RATIO)
     });
     if crds == CRDS && missed {
         eprintln!("bench: a target is MISSED");
@@ -403,6 +444,8 @@ struct FormatBench {
     files: Vec<Vec<PathBuf>>,
     baseline: Vec<Measured>,
     modes: Vec<Mode>,
+    /// The same modes, run by KM_BENCH_BASE_BIN (empty without it).
+    base_modes: Vec<Mode>,
 }
 
 impl FormatBench {
@@ -423,6 +466,16 @@ impl FormatBench {
             .find(|m| m.kind == ModeKind::Lcd)
             .expect("an LCD mode")
     }
+
+    /// Diff + LCD of this build against KM_BENCH_BASE_BIN's: (median wall, peak RSS) ratios.
+    fn against_base(&self) -> Option<(f64, f64)> {
+        let base = self.base_modes.iter().find(|m| m.kind == ModeKind::Lcd)?;
+        let lcd = self.lcd();
+        Some((
+            median(&lcd.walls()) / median(&base.walls()),
+            lcd.peak_mb()? / base.peak_mb()?,
+        ))
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -441,6 +494,8 @@ struct Mode {
     kind: ModeKind,
     args: Vec<String>,
     runs: Vec<Run>,
+    /// Run by KM_BENCH_BASE_BIN.
+    base: bool,
 }
 
 impl Mode {
@@ -470,6 +525,7 @@ impl Mode {
                 kind,
                 args,
                 runs: Vec::new(),
+                base: false,
             }
         })
         .collect()
@@ -484,9 +540,32 @@ impl Mode {
         }
     }
 
+    /// The same mode, run by KM_BENCH_BASE_BIN.
+    fn of_the_base(self) -> Mode {
+        Mode { base: true, ..self }
+    }
+
+    /// Both builds print the same (the sources' paths are the same for both).
+    fn check_same_output_as(&self, base: &Mode, dir: &Path) {
+        for extension in ["out", "err"] {
+            let read = |m: &Mode| {
+                let path = dir.join(format!("{}.{extension}", m.file_stem()));
+                std::fs::read(&path)
+                    .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+            };
+            assert!(
+                read(self) == read(base),
+                "{}: this build and KM_BENCH_BASE_BIN print different {extension} (see {})",
+                self.name(),
+                dir.display()
+            );
+        }
+    }
+
     fn file_stem(&self) -> String {
         format!(
-            "{}-{}",
+            "{}{}-{}",
+            if self.base { "base-" } else { "" },
             match self.format {
                 Format::Yaml => "yaml",
                 Format::Json => "json",
@@ -805,13 +884,18 @@ fn report(
             "1.00",
             "1.00"
         );
-        for m in &b.modes {
+        for m in b.modes.iter().chain(&b.base_modes) {
             let walls = m.walls();
             let cpu = m.cpus().as_deref().map(median);
+            let build = if m.base {
+                "previous build"
+            } else {
+                "schema-diff"
+            };
             let _ = writeln!(
                 w,
                 "{:<47} {:>8.2} {:>11} {:>8} {:>9} {:>11.2} {:>10}",
-                format!("{}: schema-diff, {}", b.format.name(), m.name()),
+                format!("{}: {build}, {}", b.format.name(), m.name()),
                 median(&walls),
                 format!("{:.2}-{:.2}", min(&walls), max(&walls)),
                 cell(cpu, 2),
@@ -828,6 +912,32 @@ fn report(
         format!(" (the targets are for {CRDS} CRDs: informative only)")
     };
     for b in benches {
+        for (m, base) in b.modes.iter().zip(&b.base_modes) {
+            let ratio = |this: Option<f64>, base: Option<f64>| {
+                this.zip(base)
+                    .map_or("?".into(), |(t, b)| format!("{:.2}", t / b))
+            };
+            let _ = writeln!(
+                w,
+                "this build / previous build, {}, {}: wall {}, CPU {}, peak RSS {}",
+                b.format.name(),
+                m.name(),
+                ratio(Some(median(&m.walls())), Some(median(&base.walls()))),
+                ratio(
+                    m.cpus().as_deref().map(median),
+                    base.cpus().as_deref().map(median)
+                ),
+                ratio(m.peak_mb(), base.peak_mb()),
+            );
+        }
+        if let Some((wall, rss)) = b.against_base() {
+            let _ = writeln!(
+                w,
+                "target, {}: diff + LCD within {TARGET_BASE_RATIO}x of the previous build: wall {wall:.2}, peak RSS {rss:.2}, {}",
+                b.format.name(),
+                verdict(wall <= TARGET_BASE_RATIO && rss <= TARGET_BASE_RATIO),
+            );
+        }
         if let Some((with, without)) = b.witness_walls() {
             let ratio = with / without;
             let _ = writeln!(
