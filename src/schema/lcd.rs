@@ -118,35 +118,29 @@ impl Manifest {
     }
 
     /// Appends the manifest as `serde_json::to_writer_pretty` writes it, as if nested `level`
-    /// deep (two spaces a level) in pretty JSON around it, as a `List`'s items are.
+    /// deep (two spaces a level) in pretty JSON around it, as a `List`'s items are: written at
+    /// the top, then indented after each line break (a pretty printer writes line breaks only
+    /// between tokens; inside strings they are escaped).
     pub fn push_json_pretty(&self, out: &mut Vec<u8>, level: usize) {
-        let mut nested = Nested { out, level };
-        serde_json::to_writer_pretty(&mut nested, self).expect("writing to memory");
-    }
-}
-
-/// Pretty JSON text, indented `level` more: two more spaces for each level after each line
-/// break. (A pretty printer writes line breaks only between tokens: inside strings they are
-/// escaped.)
-struct Nested<'o> {
-    out: &'o mut Vec<u8>,
-    level: usize,
-}
-
-impl std::io::Write for Nested<'_> {
-    fn write(&mut self, mut text: &[u8]) -> std::io::Result<usize> {
-        let written = text.len();
-        while let Some(at) = memchr::memchr(b'\n', text) {
-            self.out.extend_from_slice(&text[..=at]);
-            self.out.extend(std::iter::repeat_n(b' ', 2 * self.level));
-            text = &text[at + 1..];
+        if level == 0 {
+            serde_json::to_writer_pretty(out, self).expect("writing to memory");
+            return;
         }
-        self.out.extend_from_slice(text);
-        Ok(written)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        thread_local! {
+            static TEXT: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        TEXT.with_borrow_mut(|text| {
+            text.clear();
+            serde_json::to_writer_pretty(&mut *text, self).expect("writing to memory");
+            let indent = vec![b' '; 2 * level];
+            let mut from = 0;
+            for at in memchr::memchr_iter(b'\n', text) {
+                out.extend_from_slice(&text[from..=at]);
+                out.extend_from_slice(&indent);
+                from = at + 1;
+            }
+            out.extend_from_slice(&text[from..]);
+        });
     }
 }
 
