@@ -1837,6 +1837,19 @@ const MUTATIONS: &[(&str, u32)] = &[
 
 /// Applies one mutation to a CRD of a derived source; returns its name (it falls back to a
 /// description change where the CRD has nothing of the kind drawn).
+/// A numeric default its own bounds now refuse is dropped, as the enum mutation drops a default
+/// no longer listed: the API server refuses a CRD whose default its field rejects, and so does
+/// the tool.
+fn drop_default_out_of_bounds(node: &mut Map<String, Value>) {
+    let number = |k: &str| node.get(k).and_then(Value::as_f64);
+    let refused = number("default").is_some_and(|d| {
+        number("maximum").is_some_and(|hi| d > hi) || number("minimum").is_some_and(|lo| d < lo)
+    });
+    if refused {
+        node.remove("default");
+    }
+}
+
 fn mutate(rng: &mut Rng, crd: &mut Value) -> &'static str {
     let total: u32 = MUTATIONS.iter().map(|(_, w)| w).sum();
     let mut roll = rng.below(total as usize) as u32;
@@ -1928,6 +1941,7 @@ fn mutate(rng: &mut Rng, crd: &mut Value) -> &'static str {
                 {
                     o.insert("maximum".into(), json!(lo + 10));
                 }
+                drop_default_out_of_bounds(o);
                 true
             }
         }
@@ -2005,6 +2019,7 @@ fn mutate(rng: &mut Rng, crd: &mut Value) -> &'static str {
                 } else {
                     let d = o["default"].as_i64().unwrap_or(1);
                     o.insert("default".into(), json!(d + 1));
+                    drop_default_out_of_bounds(o);
                 }
                 true
             }
