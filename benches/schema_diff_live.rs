@@ -23,7 +23,10 @@
 //! 4. deletes the CRDs again (KM_BENCH_KEEP=1 keeps them).
 //!
 //! The tool binary is the one cargo builds for this bench (target/release/kubectl-migrate);
-//! KM_BENCH_BIN overrides it. KM_BENCH_COPIES (default 10) sets the copies per cluster.
+//! KM_BENCH_BIN overrides it. KM_BENCH_BASE_BIN names another build (a previous commit's) to
+//! run in the same rounds, by turns with this one: the report adds its figures and the ratio
+//! of this build's to them, and the two must print the same. KM_BENCH_COPIES (default 10) sets
+//! the copies per cluster.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it.
 #[allow(dead_code)] // only the release download and its checks are used here
@@ -44,6 +47,8 @@ const CONTEXTS: [(&str, &str); 3] = [
 ];
 const TARGET_RATIO: f64 = 1.3;
 const TARGET_RSS_MB: f64 = 300.0;
+/// Issue 27: within this ratio of the previous build (with KM_BENCH_BASE_BIN).
+const TARGET_BASE_RATIO: f64 = 1.2;
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
     export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
@@ -77,6 +82,7 @@ fn main() {
                 .unwrap_or_else(|_| panic!("{name}={v}: not a number"))
         })
     };
+    let base_tool = std::env::var_os("KM_BENCH_BASE_BIN").map(PathBuf::from);
     let runs = number("KM_BENCH_RUNS", 5).max(1);
     let copies = number("KM_BENCH_COPIES", 10).max(1);
     let time = Path::new("/usr/bin/time");
@@ -149,11 +155,49 @@ fn main() {
     // Interleaved, so that both see the same machine.
     let mut raw: Vec<Vec<f64>> = vec![Vec::new(); CONTEXTS.len()];
     let mut together = Vec::new();
-    let mut walls = Vec::new();
-    let mut cpus = Vec::new();
-    let mut rss_mb = Vec::new();
-    let figures = work.path().join("time.txt");
-    for _ in 0..runs {
+    let mut tool_runs = ToolRuns::default();
+    let mut base_runs = ToolRuns::default();
+    let schema_diff = |binary: &Path, output: &Path, runs: &mut ToolRuns| {
+        let figures = work.path().join("time.txt");
+        let started = Instant::now();
+        let status = Command::new(time)
+            .args(["-f", "%M %U %S", "-o"])
+            .arg(&figures)
+            .arg(binary)
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .arg("schema-diff")
+            .args(CONTEXTS.iter().flat_map(|(c, _)| ["--context", c]))
+            .args(["--lcd", "-o", "json"])
+            .env("NO_COLOR", "1")
+            .stdout(std::fs::File::create(output).unwrap())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        runs.walls.push(started.elapsed().as_secs_f64());
+        assert!(
+            status.code().is_some_and(|c| c <= 1),
+            "schema-diff ({}) exited {status}",
+            binary.display()
+        );
+        let text = std::fs::read_to_string(&figures).unwrap();
+        let f: Vec<f64> = text
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .split_whitespace()
+            .filter_map(|f| f.parse().ok())
+            .collect();
+        if let [kib, user, system] = f.as_slice() {
+            runs.rss_mb.push(kib * 1024.0 / 1e6);
+            runs.cpus.push(user + system);
+        }
+    };
+    let (output, base_output) = (
+        work.path().join("lcd.json"),
+        work.path().join("base-lcd.json"),
+    );
+    for round in 0..runs {
         for (i, (context, _)) in CONTEXTS.iter().enumerate() {
             let started = Instant::now();
             let status = kubectl_at(context)
@@ -179,45 +223,30 @@ fn main() {
             assert!(list.wait().unwrap().success(), "kubectl get --raw");
         }
         together.push(started.elapsed().as_secs_f64());
-        let started = Instant::now();
-        let status = Command::new(time)
-            .args(["-f", "%M %U %S", "-o"])
-            .arg(&figures)
-            .arg(&tool)
-            .arg("--kubeconfig")
-            .arg(&kubeconfig)
-            .arg("schema-diff")
-            .args(CONTEXTS.iter().flat_map(|(c, _)| ["--context", c]))
-            .args(["--lcd", "-o", "json"])
-            .env("NO_COLOR", "1")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .unwrap();
-        walls.push(started.elapsed().as_secs_f64());
-        assert!(
-            status.code().is_some_and(|c| c <= 1),
-            "schema-diff exited {status}"
-        );
-        let text = std::fs::read_to_string(&figures).unwrap();
-        let f: Vec<f64> = text
-            .lines()
-            .last()
-            .unwrap_or_default()
-            .split_whitespace()
-            .filter_map(|f| f.parse().ok())
-            .collect();
-        if let [kib, user, system] = f.as_slice() {
-            rss_mb.push(kib * 1024.0 / 1e6);
-            cpus.push(user + system);
+        match &base_tool {
+            // The two builds by turns, each first in every other round.
+            Some(base) if round % 2 == 1 => {
+                schema_diff(base, &base_output, &mut base_runs);
+                schema_diff(&tool, &output, &mut tool_runs);
+            }
+            Some(base) => {
+                schema_diff(&tool, &output, &mut tool_runs);
+                schema_diff(base, &base_output, &mut base_runs);
+            }
+            None => schema_diff(&tool, &output, &mut tool_runs),
+        }
+        if base_tool.is_some() {
+            assert!(
+                std::fs::read(&output).unwrap() == std::fs::read(&base_output).unwrap(),
+                "this build and KM_BENCH_BASE_BIN print different LCDs"
+            );
         }
     }
 
     let raw_medians: Vec<f64> = raw.iter().map(|r| median(r)).collect();
     let alone = raw_medians.iter().copied().fold(0.0, f64::max);
     let slowest = median(&together);
-    let wall = median(&walls);
-    let peak = rss_mb.iter().copied().fold(0.0, f64::max);
+    let (wall, peak) = (median(&tool_runs.walls), tool_runs.peak());
     let ratio = wall / slowest;
     let mut out = String::new();
     let _ = writeln!(
@@ -245,11 +274,17 @@ fn main() {
     );
     let _ = writeln!(
         out,
-        "  schema-diff --lcd of the three: {wall:.3} s ({:.3}-{:.3}), CPU {:.2} s, peak RSS {peak:.0} MB",
-        min(&walls),
-        max(&walls),
-        median(&cpus),
+        "  schema-diff --lcd of the three: {}",
+        tool_runs.describe()
     );
+    if base_tool.is_some() {
+        let _ = writeln!(
+            out,
+            "  the previous build, the same: {}; tool / slowest raw LIST {:.2}",
+            base_runs.describe(),
+            median(&base_runs.walls) / slowest
+        );
+    }
     let ratio_met = ratio <= TARGET_RATIO;
     let rss_met = peak <= TARGET_RSS_MB;
     let verdict = |met: bool| if met { "met" } else { "MISSED" };
@@ -260,6 +295,16 @@ fn main() {
         wall / alone,
         verdict(rss_met)
     );
+    let mut base_met = true;
+    if base_tool.is_some() {
+        let (wall_ratio, rss_ratio) = (wall / median(&base_runs.walls), peak / base_runs.peak());
+        base_met = wall_ratio <= TARGET_BASE_RATIO && rss_ratio <= TARGET_BASE_RATIO;
+        let _ = writeln!(
+            out,
+            "target: within {TARGET_BASE_RATIO}x of the previous build (its ratio to the raw LIST, measured in the same rounds): wall {wall_ratio:.2}, peak RSS {rss_ratio:.2}, {}",
+            verdict(base_met)
+        );
+    }
     print!("{out}");
     let report = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-schema-diff-live.txt");
     if std::fs::write(&report, &out).is_ok() {
@@ -275,8 +320,33 @@ fn main() {
                 .status();
         }
     }
-    if !(ratio_met && rss_met) {
+    if !(ratio_met && rss_met && base_met) {
         std::process::exit(1);
+    }
+}
+
+/// One build's runs of `schema-diff --lcd`.
+#[derive(Default)]
+struct ToolRuns {
+    walls: Vec<f64>,
+    cpus: Vec<f64>,
+    rss_mb: Vec<f64>,
+}
+
+impl ToolRuns {
+    fn peak(&self) -> f64 {
+        self.rss_mb.iter().copied().fold(0.0, f64::max)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{:.3} s ({:.3}-{:.3}), CPU {:.2} s, peak RSS {:.0} MB",
+            median(&self.walls),
+            min(&self.walls),
+            max(&self.walls),
+            median(&self.cpus),
+            self.peak()
+        )
     }
 }
 
