@@ -1,12 +1,13 @@
 //! The model's one definition, keyword by keyword: every keyword of a schema node goes through
-//! every form a schema takes (read by the parser, written as JSON, packed and unpacked) and
-//! comes back the same.
+//! every form a schema takes (read by the parser from an OpenAPI document and from a CRD, written
+//! as a JSON value, as JSON and YAML text, packed and unpacked) and comes back the same.
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
 use super::*;
-use crate::schema::parse::{NoRefs, parse_openapi_schema};
+use crate::schema::json_view::Json;
+use crate::schema::parse::{NoRefs, parse_crd_schema, parse_openapi_schema};
 use crate::schema::stored::{Packed, StoredApi};
 
 #[test]
@@ -31,6 +32,14 @@ pub(crate) fn every_keyword() -> Schema {
     let leaf = |n: u64| -> Schema {
         SchemaNode {
             type_: Some("integer".into()),
+            minimum: Some(n as f64),
+            ..SchemaNode::default()
+        }
+        .into()
+    };
+    // Inside allOf, anyOf, oneOf and not a CRD allows value validations only.
+    let check = |n: u64| -> Schema {
+        SchemaNode {
             minimum: Some(n as f64),
             ..SchemaNode::default()
         }
@@ -68,10 +77,10 @@ pub(crate) fn every_keyword() -> Schema {
         list_map_keys: vec!["name".into()],
         map_type: Some("granular".into()),
         validations: vec![rule(1), rule(2)],
-        all_of: vec![leaf(5)],
-        any_of: vec![leaf(6), leaf(7)],
-        one_of: vec![leaf(8)],
-        not: Some(leaf(9)),
+        all_of: vec![check(5)],
+        any_of: vec![check(6), check(7)],
+        one_of: vec![check(8)],
+        not: Some(check(9)),
         extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
     }
     .into()
@@ -116,10 +125,57 @@ fn every_keyword_is_read_and_written_back() {
     assert_eq!(read(&to_json(&full)), full);
 }
 
-/// model -> JSON text -> model, through serde alone, as the written text is what other tools
-/// read.
+/// parse -> model -> JSON -> parse as a CRD's schema, with the API server's structural checks,
+/// from a `serde_json` value and from the borrowed view the loader reads manifests into: each
+/// keyword on a field of its own, in an object that keeps unknown fields (so that an object
+/// default is kept whole). `uniqueItems` is the one keyword a CRD refuses anywhere.
 #[test]
-fn every_keyword_comes_back_from_its_json_text() {
+fn every_keyword_is_read_and_written_back_in_a_crd() {
+    for (keyword, value) in keywords() {
+        if keyword == "uniqueItems" {
+            let refused = parse_crd_schema(
+                &json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true}),
+                "s",
+            );
+            assert!(refused.is_err(), "a CRD with uniqueItems is refused");
+            continue;
+        }
+        let mut field = serde_json::Map::new();
+        match keyword.as_str() {
+            // The flag is the type: a CRD's int-or-string field has none.
+            "type" | "x-kubernetes-int-or-string" => {}
+            _ => {
+                field.insert("type".into(), json!("object"));
+                field.insert("x-kubernetes-preserve-unknown-fields".into(), json!(true));
+            }
+        }
+        field.insert(keyword.clone(), value);
+        let field = Value::Object(field);
+        let crd = json!({"type": "object", "properties": {"f": field}});
+        let text = crd.to_string();
+        let borrowed: Json<'_> = serde_json::from_str(&text).unwrap();
+        for read in [
+            parse_crd_schema(&crd, "s"),
+            parse_crd_schema(&borrowed, "s"),
+        ] {
+            let schema = read.unwrap_or_else(|e| {
+                let errors: Vec<String> = e.iter().map(ToString::to_string).collect();
+                panic!("{keyword}: {crd} is refused: {}", errors.join("; "))
+            });
+            assert_eq!(
+                to_json(&schema),
+                crd,
+                "{keyword} is not written as a CRD has it"
+            );
+            assert_eq!(parse_crd_schema(&to_json(&schema), "s").unwrap(), schema);
+        }
+    }
+}
+
+/// model -> JSON text -> model and model -> YAML text -> model, through serde alone, as the
+/// written LCD manifests are what other tools (kubectl among them) read.
+#[test]
+fn every_keyword_comes_back_from_its_text() {
     let full = every_keyword();
     for text in [
         serde_json::to_string(&full).unwrap(),
@@ -128,6 +184,9 @@ fn every_keyword_comes_back_from_its_json_text() {
         let back: Schema = serde_json::from_str(&text).unwrap();
         assert_eq!(back, full, "{text}");
     }
+    let yaml = serde_saphyr::to_string(&to_json(&full)).unwrap();
+    let back: Schema = serde_saphyr::from_str(&yaml).unwrap();
+    assert_eq!(back, full, "{yaml}");
 }
 
 /// model -> packed -> model, each keyword alone, all at once, and as the schema of a CRD
