@@ -1,13 +1,6 @@
 //! State shared between threads, in one shape each: a lock is taken with [`lock`], and an
 //! expensive answer kept for the whole process (a compiled pattern, a compiled CEL rule, the
 //! comparison of two patterns) lives in a [`Memo`].
-#![cfg_attr(
-    not(test),
-    expect(
-        dead_code,
-        reason = "the schema caches and the statefulset locks move onto these helpers; remove this then"
-    )
-)]
 use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -63,6 +56,16 @@ impl<K: Hash + Eq, V: Clone> Memo<K, V> {
         }
         answers.insert(key.to_owned(), answer.clone());
         answer
+    }
+
+    /// The answer kept for `key`, if any: for tests of what their callers keep.
+    #[cfg(test)]
+    pub fn kept<Q>(&self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        lock(&self.answers).as_ref()?.get(key).cloned()
     }
 }
 

@@ -17,13 +17,14 @@
 //!   (`\d`, `\w`, `\s`, `\b`: Unicode in Rust, ASCII in Go), strings with a `format` the server
 //!   turns into timestamps, durations or bytes, type errors, and rules that read `oldSelf`.
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock};
 
 use cel::objects::Key;
 use cel::{Context, Env, ExecutionError, Program, Value as Cel};
 use serde_json::Value;
 
 use super::model::{CelRule, Schema};
+use crate::sync::Memo;
 
 /// What one rule says about one value.
 #[derive(Debug, Clone, PartialEq)]
@@ -159,7 +160,7 @@ const RULES_KEPT: usize = 4096;
 
 type Compiled = Arc<Result<Rule, String>>;
 
-static RULES: LazyLock<Mutex<HashMap<String, Compiled>>> = LazyLock::new(Default::default);
+static RULES: Memo<String, Compiled> = Memo::new(RULES_KEPT);
 
 /// `rule` compiled once and kept: a comparison meets the same rules in many versions and
 /// sources, and the witness search evaluates each many times.
@@ -169,20 +170,7 @@ pub fn compiled(rule: &CelRule) -> Compiled {
         rule.rule,
         rule.message.as_deref().unwrap_or_default()
     );
-    if let Some(found) = RULES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return found.clone();
-    }
-    let answer = Arc::new(Rule::compile(rule));
-    let mut cache = RULES.lock().unwrap_or_else(PoisonError::into_inner);
-    if cache.len() >= RULES_KEPT {
-        cache.clear();
-    }
-    cache.insert(key, answer.clone());
-    answer
+    RULES.get_or_compute(key.as_str(), || Arc::new(Rule::compile(rule)))
 }
 
 impl Rule {

@@ -772,7 +772,7 @@ impl SeenCrds {
     fn cell(&self, spec: &[u8]) -> Arc<OnceLock<Option<SeenCrd>>> {
         use std::hash::BuildHasher;
         let key = (spec.len() as u64, self.key.hash_one(spec));
-        let mut by_spec = self.by_spec.lock().expect("no worker panics holding it");
+        let mut by_spec = crate::sync::lock(&self.by_spec);
         by_spec.entry(key).or_default().clone()
     }
 }

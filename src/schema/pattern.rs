@@ -15,12 +15,13 @@
 //! bounds, or for syntax this module does not carry over, the answer is
 //! [`Comparison::Undecided`] with the reason, never "equal".
 use std::collections::{HashMap, VecDeque};
-use std::sync::{LazyLock, Mutex, PoisonError};
 
 use regex_automata::dfa::{Automaton, StartKind, dense};
 use regex_automata::util::{primitives::StateID, start, syntax};
 use regex_automata::{Anchored, MatchKind};
 use regex_syntax::ast::{self, Ast};
+
+use crate::sync::Memo;
 
 /// What the new pattern accepts compared with the old one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,12 +54,11 @@ pub const DFA_BYTES: usize = 2 << 20;
 /// real CRDs visit a few hundred.
 pub const PRODUCT_STATES: usize = 200_000;
 
-/// Pairs of patterns compared are kept, at most this many (then the cache starts again): a
-/// schema-diff over many CRDs meets the same few pairs again and again.
-const PAIRS_KEPT: usize = 4096;
+/// Answers kept per cache, at most this many (then the cache starts again): a schema-diff over
+/// many CRDs meets the same few pairs of patterns again and again.
+const KEPT: usize = 4096;
 
-static PAIRS: LazyLock<Mutex<HashMap<(String, String), Comparison>>> =
-    LazyLock::new(Default::default);
+static PAIRS: Memo<(String, String), Comparison> = Memo::new(KEPT);
 
 /// What `new` accepts compared with `old` (both Go patterns, as in a CRD). Equal texts are
 /// equal without compiling anything; other pairs are compiled once and the answer kept.
@@ -66,32 +66,9 @@ pub fn compare(old: &str, new: &str) -> Comparison {
     if old == new {
         return Comparison::Equal;
     }
-    remembered(&PAIRS, (old.to_string(), new.to_string()), || {
+    PAIRS.get_or_compute(&(old.to_string(), new.to_string()), || {
         compare_uncached(old, new)
     })
-}
-
-/// The answer kept in `cache` for `key`, or `compute`d (without the lock: other threads work
-/// meanwhile) and kept; the cache starts again past [`PAIRS_KEPT`] entries.
-fn remembered<K: std::hash::Hash + Eq, V: Clone>(
-    cache: &Mutex<HashMap<K, V>>,
-    key: K,
-    compute: impl FnOnce() -> V,
-) -> V {
-    if let Some(found) = cache
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return found.clone();
-    }
-    let answer = compute();
-    let mut kept = cache.lock().unwrap_or_else(PoisonError::into_inner);
-    if kept.len() >= PAIRS_KEPT {
-        kept.clear();
-    }
-    kept.insert(key, answer.clone());
-    answer
 }
 
 fn compare_uncached(old: &str, new: &str) -> Comparison {
@@ -463,13 +440,12 @@ pub fn accepted(
 ) -> Result<Option<String>, String> {
     // The witness search asks for the same few (pattern, bounds) thousands of times; building
     // the DFA each time was most of its run time.
-    static ACCEPTED: LazyLock<Mutex<AcceptedCache>> = LazyLock::new(Default::default);
-    remembered(&ACCEPTED, (go.to_string(), min_chars, max_chars), || {
+    type Bounded = (String, usize, Option<usize>);
+    static ACCEPTED: Memo<Bounded, Result<Option<String>, String>> = Memo::new(KEPT);
+    ACCEPTED.get_or_compute(&(go.to_string(), min_chars, max_chars), || {
         accepted_uncached(go, min_chars, max_chars)
     })
 }
-
-type AcceptedCache = HashMap<(String, usize, Option<usize>), Result<Option<String>, String>>;
 
 fn accepted_uncached(
     go: &str,

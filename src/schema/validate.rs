@@ -3,14 +3,13 @@
 //! CEL rules are evaluated ([`super::cel`]); those it cannot decide, and transition rules (which
 //! a create does not run), are listed as unchecked so nobody mistakes "no violation" for
 //! "checked".
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex, PoisonError};
 
 use regex::Regex;
 use serde_json::Value;
 
 use super::cel::{self, Verdict};
 use super::model::{AdditionalProperties, Schema};
+use crate::sync::Memo;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -440,19 +439,10 @@ impl Validator {
 /// patterns of a schema. The cache is emptied when it reaches [`PATTERNS_KEPT`] patterns, so
 /// that schemas made up by the thousand (property tests, fuzzing) do not grow it for ever.
 fn compiled(pattern: &str) -> Option<Regex> {
-    let mut cache = PATTERNS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(found) = cache.get(pattern) {
-        return found.clone();
-    }
-    let re = Regex::new(pattern).ok();
-    if cache.len() >= PATTERNS_KEPT {
-        cache.clear();
-    }
-    cache.insert(pattern.to_string(), re.clone());
-    re
+    PATTERNS.get_or_compute(pattern, || Regex::new(pattern).ok())
 }
 
-static PATTERNS: LazyLock<Mutex<HashMap<String, Option<Regex>>>> = LazyLock::new(Default::default);
+static PATTERNS: Memo<String, Option<Regex>> = Memo::new(PATTERNS_KEPT);
 const PATTERNS_KEPT: usize = 4096;
 
 fn junction_ok(j: &Schema, value: &Value) -> bool {
