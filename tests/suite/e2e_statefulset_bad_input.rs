@@ -799,8 +799,23 @@ async fn declining_the_prompt_on_a_terminal_changes_nothing_and_exits_3() {
                 ),
             }
         }
-        std::io::Write::write_all(&mut stdin, b"n").unwrap();
-        let status = child.wait().unwrap();
+        // A line, as a person answers: the prompt waits for Enter.
+        std::io::Write::write_all(&mut stdin, b"n\r").unwrap();
+        // Bounded, so that an answer the tool does not take fails the test instead of hanging it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                child.kill().ok();
+                panic!(
+                    "the tool did not end within 120 s of the answer: {}",
+                    String::from_utf8_lossy(&screen)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
         drop(stdin);
         reader.join().unwrap();
         screen.extend(chunks.try_iter().flatten());

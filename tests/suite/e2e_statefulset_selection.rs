@@ -267,7 +267,8 @@ async fn on_a_terminal_one_question_covers_the_selection_and_a_table_ends_it() {
             )),
             "{asked}"
         );
-        term.send("y");
+        // A line, as a person answers: the prompt waits for Enter.
+        term.send("y\r");
         term.finish(Duration::from_secs(180))
     })
     .await
