@@ -825,7 +825,10 @@ async fn declining_the_prompt_on_a_terminal_changes_nothing_and_exits_3() {
     .unwrap();
     assert!(screen.contains("Plan: move StatefulSet web"), "{screen}");
     assert!(screen.contains("Continue? [y/N]"), "{screen}");
-    assert!(screen.contains("was not confirmed"), "{screen}");
+    assert!(
+        screen.contains("Stopped: not confirmed; nothing was changed"),
+        "{screen}"
+    );
     assert_eq!(status.code(), Some(3), "{screen}");
     assert_eq!(
         pair.snapshot().await,
