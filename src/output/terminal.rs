@@ -6,11 +6,15 @@ use rustix::termios::{self, LocalModes, OptionalActions, Termios};
 
 /// The width of the terminal on stderr; `None` off a terminal.
 pub fn width() -> Option<usize> {
-    let stderr = std::io::stderr();
-    if !stderr.is_terminal() {
+    columns(std::io::stderr())
+}
+
+/// The columns of the terminal `stream` is; `None` off a terminal or when it reports none.
+fn columns(stream: impl IsTerminal + std::os::fd::AsFd) -> Option<usize> {
+    if !stream.is_terminal() {
         return None;
     }
-    termios::tcgetwinsize(&stderr)
+    termios::tcgetwinsize(stream)
         .ok()
         .map(|size| usize::from(size.ws_col))
         .filter(|cols| *cols > 0)
@@ -19,12 +23,8 @@ pub fn width() -> Option<usize> {
 /// The width data on stdout is laid out to: the terminal's, or off a terminal what $COLUMNS
 /// says (none when it says nothing), as kubectl lays out its tables.
 pub fn stdout_width() -> Option<usize> {
-    let stdout = std::io::stdout();
-    if stdout.is_terminal() {
-        return termios::tcgetwinsize(&stdout)
-            .ok()
-            .map(|size| usize::from(size.ws_col))
-            .filter(|cols| *cols > 0);
+    if std::io::stdout().is_terminal() {
+        return columns(std::io::stdout());
     }
     std::env::var("COLUMNS").ok()?.parse().ok()
 }
