@@ -808,7 +808,7 @@ _kubectl__migrate() {
             return 0
             ;;
         kubectl__migrate__subcmd__statefulset)
-            opts="-l -y -o -n -v -h -V --selector --all --parallel --to-context --to-namespace --to-kubeconfig --yes --dry-run --step --batch --timeout --health-check --no-health-check --volumes --storage-class-map --copy-dependencies --create-namespace --allow-unhealthy --rollback --status --cleanup --rebuild-journal --recreate-destination --restore-reclaim-policy --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
+            opts="-l -y -o -n -v -h -V --selector --all --parallel --to-context --to-namespace --to-kubeconfig --yes --dry-run --step --batch --timeout --on-timeout --health-check --no-health-check --volumes --storage-class-map --copy-dependencies --create-namespace --allow-unhealthy --rollback --status --cleanup --rebuild-journal --recreate-destination --restore-reclaim-policy --output --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -859,6 +859,10 @@ _kubectl__migrate() {
                     ;;
                 --timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --on-timeout)
+                    COMPREPLY=($(compgen -W "stop rollback" -- "${cur}"))
                     return 0
                     ;;
                 --health-check)

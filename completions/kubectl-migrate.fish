@@ -50,6 +50,8 @@ client\t'Print the plan; no writes'
 server\t'Print the plan and dry-run every write on the servers'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l batch -d 'Ordinals moved per step; `auto`: as many as the PodDisruptionBudgets that select the set allow (1 without one)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l timeout -d 'How long to wait for one pod to go or to become Ready before stopping (resumable)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l on-timeout -d 'When a moved pod is not Ready within --timeout (its ordinal then runs nowhere): `stop` and say why, or `rollback` at once (for runbooks)' -r -f -a "stop\t'Stop; the ordinals not Ready stay down until a rerun (keeps waiting) or --rollback'
+rollback\t'Move every ordinal back to the source at once, then exit 1'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand statefulset" -l volumes -d '`shared`: copy the claims and PVs (both clusters reach the storage); `fresh`: new claims from the destination\'s volumeClaimTemplates, for apps that rebuild a replica from its peers (needs --health-check)' -r -f -a "shared\t'Copy the source\'s claims and PVs: both clusters reach the same storage'
 fresh\t'New claims from the destination\'s volumeClaimTemplates; the source\'s are kept for rollback'"
@@ -90,6 +92,8 @@ client\t'Print the plan; no writes'
 server\t'Print the plan and dry-run every write on the servers'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l batch -d 'Ordinals moved per step; `auto`: as many as the PodDisruptionBudgets that select the set allow (1 without one)' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l timeout -d 'How long to wait for one pod to go or to become Ready before stopping (resumable)' -r
+complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l on-timeout -d 'When a moved pod is not Ready within --timeout (its ordinal then runs nowhere): `stop` and say why, or `rollback` at once (for runbooks)' -r -f -a "stop\t'Stop; the ordinals not Ready stay down until a rerun (keeps waiting) or --rollback'
+rollback\t'Move every ordinal back to the source at once, then exit 1'"
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l health-check -d 'Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT set; a non-zero exit stops the migration in a resumable state' -r
 complete -c kubectl-migrate -n "__fish_kubectl_migrate_using_subcommand sts" -l volumes -d '`shared`: copy the claims and PVs (both clusters reach the storage); `fresh`: new claims from the destination\'s volumeClaimTemplates, for apps that rebuild a replica from its peers (needs --health-check)' -r -f -a "shared\t'Copy the source\'s claims and PVs: both clusters reach the same storage'
 fresh\t'New claims from the destination\'s volumeClaimTemplates; the source\'s are kept for rollback'"

@@ -181,6 +181,13 @@ pub enum Error {
         duration: Duration,
     },
 
+    /// Another kubectl-migrate completed the migration while this run waited for the Lease or
+    /// prepared; this run wrote nothing of the migration.
+    #[error(
+        "another kubectl-migrate ({holder}) completed the migration of {name} while this run waited for its turn. Nothing was moved by this run; see the result with --status"
+    )]
+    CompletedByAnother { name: String, holder: String },
+
     /// This run no longer holds the migration's Lease (taken over, deleted, or not renewed in
     /// time); it stops before its next write. The run turns it into [`Error::Stopped`].
     #[error("{reason}")]

@@ -133,7 +133,10 @@ pub static STATEFULSET: Page = Page {
     exit_like: None,
     exit_codes: &[
         ("0", "done"),
-        ("1", "error"),
+        (
+            "1",
+            "error, ordinals down after --timeout, or another kubectl-migrate drives or completed the migration (this run moved nothing)",
+        ),
         ("2", "usage"),
         (
             "3",
@@ -312,7 +315,8 @@ mod tests {
         assert!(text.contains(&format!("  kubectl{GLUE}migrate{GLUE}statefulset{GLUE}web")));
         assert_eq!(
             text.replace(GLUE, " "),
-            "Exit codes: 0 done; 1 error; 2 usage; 3 stopped by the user, at a --step pause or \
+            "Exit codes: 0 done; 1 error, ordinals down after --timeout, or another \
+             kubectl-migrate drives or completed the migration (this run moved nothing); 2 usage; 3 stopped by the user, at a --step pause or \
              on losing the lease (rerun to resume); 4 preflight failed (nothing written). With \
              -l or --all the exit code is that of the first set (by name) that did not \
              finish.\n\n\

@@ -250,6 +250,7 @@ mod tests {
             direction,
             verified_bound: 0,
             complete,
+            completed_by: None,
             cleaned_up: false,
             health_check: None,
             created: vec![],

@@ -337,7 +337,7 @@ fn fresh_claims_in_place(
 }
 
 /// Waits for readiness, then verification, of ordinals that arrived on `side`.
-fn verify_arrived(observed: &Observed, side: Side, pending: Vec<i32>) -> Option<Step> {
+pub(super) fn verify_arrived(observed: &Observed, side: Side, pending: Vec<i32>) -> Option<Step> {
     if pending.is_empty() {
         return None;
     }

@@ -126,6 +126,8 @@ pub struct Settings {
     pub batch: Batch,
     /// How long to wait for one pod to go or to become Ready.
     pub timeout: Duration,
+    /// What a migration does when moved pods are not Ready within `timeout`.
+    pub on_timeout: OnTimeout,
     /// Run by `sh -c` after each ordinal is Ready.
     pub health_check: Option<String>,
     /// Go on without the health check the migration was started with.
@@ -150,6 +152,16 @@ pub struct Settings {
     /// One of several sets picked by a label selector or `--all`: a rollback of a set that was
     /// never migrated has nothing to do rather than failing the selection.
     pub selected: bool,
+}
+
+/// What a migration does when moved pods are not Ready within --timeout: their ordinals then
+/// run nowhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnTimeout {
+    /// Stop, say why, and offer both ways on (keep waiting, or roll back).
+    Stop,
+    /// Roll back at once, without asking: the runbook decided beforehand.
+    Rollback,
 }
 
 /// How the reconciler reads both clusters on each loop iteration.

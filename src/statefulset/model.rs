@@ -239,6 +239,10 @@ pub struct Journal {
     /// forward, those >= this bound; rollback, those < it.
     pub verified_bound: i32,
     pub complete: bool,
+    /// The lease holder (`host/pid/random`) of the run that marked the migration complete: a
+    /// run that finds it complete names who did it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_by: Option<String>,
     /// --cleanup removed the source's leftovers; rollback is no longer possible.
     #[serde(default)]
     pub cleaned_up: bool,

@@ -4,7 +4,9 @@
 use serde::Serialize;
 
 use super::budget::BudgetSpec;
-use super::decide::{apply_budget, budget_step, policies_to_restore, shares, unprotected_volumes};
+use super::decide::{
+    apply_budget, budget_step, policies_to_restore, shares, unprotected_volumes, verify_arrived,
+};
 use super::model::{
     Direction, Journal, ObjectKind, Observed, Preparation, RecordedBudget, Retention, SetView,
     Side, VolumeMode, claim_name,
@@ -49,6 +51,19 @@ pub fn forward_steps(
     batch: i32,
     health_check: bool,
 ) -> Vec<Step> {
+    forward_steps_to(set, observed, preparation, batch, health_check, None)
+}
+
+/// [`forward_steps`], the destination growing up to `resume_end` (a resume: the journal's)
+/// rather than the source's end.
+fn forward_steps_to(
+    set: &str,
+    observed: &Observed,
+    preparation: &Preparation,
+    batch: i32,
+    health_check: bool,
+    resume_end: Option<i32>,
+) -> Vec<Step> {
     let mut steps = Vec::new();
     if preparation.create_namespace {
         steps.push(Step::CreateNamespace);
@@ -80,12 +95,16 @@ pub fn forward_steps(
     if observed.destination.set.is_none() {
         steps.push(Step::CreateDestination);
     }
-    let end = start + replicas;
-    let ordinals: Vec<i32> = (start..end).rev().collect();
+    let ordinals: Vec<i32> = (start..start + replicas).rev().collect();
+    let end = resume_end.unwrap_or(start + replicas);
     let mut remaining = replicas;
     // The budgets as the clusters will show them, step by step.
     let budgets = &preparation.budgets;
-    let total = replicas + observed.destination.set.as_ref().map_or(0, |d| d.replicas);
+    // A resume counts every ordinal of the journal, those in flight included.
+    let total = match resume_end {
+        Some(end) => end - start,
+        None => replicas + observed.destination.set.as_ref().map_or(0, |d| d.replicas),
+    };
     let mut budgets_now = observed.clone();
     for b in budgets {
         budgets_now
@@ -117,14 +136,8 @@ pub fn forward_steps(
             ordinals: chunk.clone(),
         });
         // Fresh volumes: the destination's controller makes the claims; nothing is copied.
-        for &k in chunk.iter().filter(|_| preparation.volumes.is_shared()) {
-            for t in &templates {
-                steps.push(Step::CopyClaim {
-                    to: Side::Destination,
-                    claim: claim_name(t, set, k),
-                    ordinal: k,
-                });
-            }
+        if preparation.volumes.is_shared() {
+            steps.extend(claim_copies(&templates, set, &chunk, |_| false));
         }
         steps.push(Step::Resize {
             side: Side::Destination,
@@ -138,6 +151,29 @@ pub fn forward_steps(
     });
     steps.push(Step::MarkComplete);
     steps
+}
+
+/// The copies into the destination of the claims of `ordinals`, but those `copied` already.
+fn claim_copies(
+    templates: &[String],
+    set: &str,
+    ordinals: &[i32],
+    copied: impl Fn(&str) -> bool,
+) -> Vec<Step> {
+    let mut copies = Vec::new();
+    for &k in ordinals {
+        for t in templates {
+            let claim = claim_name(t, set, k);
+            if !copied(&claim) {
+                copies.push(Step::CopyClaim {
+                    to: Side::Destination,
+                    claim,
+                    ordinal: k,
+                });
+            }
+        }
+    }
+    copies
 }
 
 /// The budget writes the reconciler makes to reach `desired` from `now` (updated).
@@ -409,6 +445,114 @@ pub fn forward_plan(telling: &Telling<'_>, preparation: &Preparation, batch: i32
     }
 }
 
+/// The reconciler's steps of a forward migration resumed from `journal`: those of
+/// [`forward_steps`] but the journal's write, with the ordinals in flight (gone from the
+/// source, not yet verified in the destination) finished first, as the reconciler does.
+pub fn resume_steps(
+    journal: &Journal,
+    observed: &Observed,
+    preparation: &Preparation,
+    batch: i32,
+    health_check: bool,
+) -> Vec<Step> {
+    let end = journal.end();
+    let mut steps = forward_steps_to(
+        &journal.name,
+        observed,
+        preparation,
+        batch,
+        health_check,
+        Some(end),
+    );
+    steps.retain(|s| !matches!(s, Step::WriteJournal));
+    let source_end = observed
+        .source
+        .set
+        .as_ref()
+        .map_or(journal.start, |s| s.start + s.replicas);
+    let in_flight: Vec<i32> = (source_end..journal.verified_bound).collect();
+    let Some(&low) = in_flight.first() else {
+        return steps;
+    };
+    let destination_start = observed.destination.set.as_ref().map_or(end, |d| d.start);
+    // Those the destination does not run yet: their pods gone, their claims there, then the
+    // destination grown over them.
+    let not_there: Vec<i32> = in_flight
+        .iter()
+        .copied()
+        .filter(|&k| k < destination_start)
+        .collect();
+    let mut finishing = Vec::new();
+    if !not_there.is_empty() {
+        let still_there: Vec<i32> = not_there
+            .iter()
+            .copied()
+            .filter(|k| observed.source.pods.contains_key(k))
+            .collect();
+        if !still_there.is_empty() {
+            finishing.push(Step::WaitPodsGone {
+                side: Side::Source,
+                ordinals: still_there,
+            });
+        }
+        if journal.volumes.is_shared() {
+            let copied = |claim: &str| observed.destination.claims.contains_key(claim);
+            finishing.extend(claim_copies(
+                &journal.claim_templates,
+                &journal.name,
+                &not_there,
+                copied,
+            ));
+        }
+        finishing.push(Step::Resize {
+            side: Side::Destination,
+            start: low,
+            replicas: end - low,
+        });
+    }
+    // Arrived and Ready already: only the verification is left.
+    match verify_arrived(observed, Side::Destination, in_flight.clone()) {
+        Some(verify @ Step::Verify { .. }) if not_there.is_empty() => finishing.push(verify),
+        _ => arrive(&mut finishing, Side::Destination, in_flight, health_check),
+    }
+    // After what is made or protected before any ordinal moves.
+    let at = steps
+        .iter()
+        .position(|s| {
+            !s.is_preparation()
+                && !matches!(
+                    s,
+                    Step::ProtectVolumes { .. } | Step::HoldRetention | Step::CreateDestination
+                )
+        })
+        .unwrap_or(steps.len());
+    steps.splice(at..at, finishing);
+    steps
+}
+
+/// The plan of a resumed forward migration: the steps of [`resume_steps`], the ordinals in
+/// flight first.
+pub fn resume_plan(
+    telling: &Telling<'_>,
+    journal: &Journal,
+    preparation: &Preparation,
+    batch: i32,
+) -> Plan {
+    let mut plan = forward_plan(telling, preparation, batch);
+    let steps = resume_steps(
+        journal,
+        telling.observed,
+        preparation,
+        batch,
+        telling.health_check.is_some(),
+    );
+    let source_end = plan.ordinals.first().map_or(journal.start, |k| k + 1);
+    let in_flight = (source_end..journal.verified_bound).rev();
+    plan.ordinals = in_flight.chain(plan.ordinals).collect();
+    plan.steps = tell(telling, Direction::Forward, &steps);
+    plan
+}
+
 /// The plan of a rollback from the current observation: the steps of [`rollback_steps`].
 pub fn rollback_plan(telling: &Telling<'_>, journal: &Journal, batch: i32) -> Plan {
     let names = telling.names;
@@ -537,7 +681,7 @@ pub fn plan_text(plan: &Plan) -> String {
 mod tests {
     use super::*;
     use crate::statefulset::decide::next_step;
-    use crate::statefulset::decide::world::{NAME, fresh_worlds, settings, worlds};
+    use crate::statefulset::decide::world::{NAME, World, fresh_worlds, settings, worlds};
     use crate::statefulset::model::*;
 
     fn telling<'a>(
@@ -669,6 +813,61 @@ mod tests {
         }
     }
 
+    /// Decides and applies up to `steps` steps of `world` (fewer once it is done), then lets
+    /// the controllers catch up: a plan tells what happens from there.
+    fn advance(world: &mut World, steps: usize, s: &crate::statefulset::decide::Settings) {
+        for _ in 0..steps {
+            let step = next_step(world.journal.as_ref(), &world.observed, s);
+            if step == Step::Done {
+                break;
+            }
+            world.apply(&step);
+        }
+        for _ in 0..3 {
+            world.controller_tick(Side::Source);
+            world.controller_tick(Side::Destination);
+        }
+    }
+
+    /// A resume's plan comes from [`resume_steps`]: from any point of a forward migration
+    /// that has its journal, it must be what the reconciler then does, the ordinals in flight
+    /// first.
+    #[test]
+    fn the_planned_resume_steps_are_the_reconcilers() {
+        for ((replicas, batch), fresh) in [(3, 1), (4, 2), (5, 3), (1, 1)]
+            .into_iter()
+            .flat_map(|c| [(c, false), (c, true)])
+        {
+            let variants = if fresh { 1 } else { 4 };
+            for (forward, variant) in (1..60).flat_map(|f| (0..variants).map(move |v| (f, v))) {
+                let mut world = if fresh {
+                    fresh_worlds(0, replicas, batch).swap_remove(variant)
+                } else {
+                    worlds(0, replicas, batch).swap_remove(variant)
+                };
+                let s = settings(batch);
+                advance(&mut world, forward, &s);
+                // A complete migration is not resumed (the run says so and stops).
+                let Some(journal) = world.journal.clone().filter(|j| !j.complete) else {
+                    continue;
+                };
+                let preparation = Preparation {
+                    budgets: world.budgets.clone(),
+                    volumes: world.volumes,
+                    ..Default::default()
+                };
+                let planned = resume_steps(&journal, &world.observed, &preparation, batch, true);
+                let mut taken = world.run(&s, &[false], 500);
+                assert_eq!(taken.pop(), Some(Step::Done));
+                taken.dedup();
+                assert_eq!(
+                    taken, planned,
+                    "{replicas} replicas, batch {batch}, fresh {fresh}, after {forward} steps"
+                );
+            }
+        }
+    }
+
     /// The rollback prompt's plan comes from [`rollback_steps`]: from any point of a
     /// forward migration, it must be what the reconciler then does.
     #[test]
@@ -677,18 +876,7 @@ mod tests {
             for (forward, variant) in (0..60).flat_map(|f| (0..4).map(move |v| (f, v))) {
                 let mut world = worlds(0, replicas, batch).swap_remove(variant);
                 let s = settings(batch);
-                for _ in 0..forward {
-                    let step = next_step(world.journal.as_ref(), &world.observed, &s);
-                    if step == Step::Done {
-                        break;
-                    }
-                    world.apply(&step);
-                }
-                // The plan tells what happens once the controllers caught up.
-                for _ in 0..3 {
-                    world.controller_tick(Side::Source);
-                    world.controller_tick(Side::Destination);
-                }
+                advance(&mut world, forward, &s);
                 let Some(journal) = world.journal.as_mut() else {
                     continue;
                 };

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use backon::{ExponentialBuilder, Retryable};
 
 use super::decide;
-use super::executor::Note;
+use super::executor::{NotReadyInTime, Note};
 use super::journal::{self, Stored};
 use super::lease;
 use super::model::{Direction, Journal, Side};
@@ -56,6 +56,68 @@ fn starts_a_move(step: &Step, direction: Direction) -> bool {
             Direction::Rollback
         )
     )
+}
+
+/// Ordinals that left one side and did not become Ready on the other within --timeout: they
+/// serve nowhere. The run stops with the pods' reasons and both ways on.
+#[derive(Debug)]
+pub struct OrdinalsDown {
+    pub set: String,
+    pub ordinals: Vec<i32>,
+    pub from: String,
+    pub to: String,
+    /// What was waited for, and why the pods are not Ready.
+    pub detail: String,
+    pub resume: String,
+    /// The command that moves them back; none in a rollback.
+    pub rollback: Option<String>,
+}
+
+impl std::fmt::Display for OrdinalsDown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let OrdinalsDown {
+            set,
+            ordinals,
+            from,
+            to,
+            ..
+        } = self;
+        write!(
+            f,
+            "ordinal(s) {ordinals:?} of {set} are down: gone from {from}, not Ready in {to}.\n{}\nNothing more was changed. After fixing the cause, keep waiting with:\n  {}",
+            self.detail, self.resume
+        )?;
+        if let Some(rollback) = &self.rollback {
+            write!(f, "\nor move them back to {from} with:\n  {rollback}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for OrdinalsDown {}
+
+impl crate::error::DomainError for OrdinalsDown {}
+
+/// PURE: the ordinals `step` waits to arrive on the side that receives them in `direction`
+/// (the destination forward, the source in a rollback): gone from the other side already.
+fn arriving(step: &Step, direction: Direction) -> Option<&[i32]> {
+    match (step, direction) {
+        (
+            Step::WaitReady {
+                side: Side::Destination,
+                ordinals,
+            },
+            Direction::Forward,
+        )
+        | (
+            Step::WaitReady {
+                side: Side::Source,
+                ordinals,
+            },
+            Direction::Rollback,
+        ) => Some(ordinals),
+        _ => None,
+    }
 }
 
 /// How far the migration has come by its journal: ordinals verified where they are going.
@@ -162,6 +224,20 @@ impl Run<'_> {
                 self.prepare(step, operator).await?;
             }
             self.holding_lease(operator, async |operator| {
+                // This run found the migration unfinished; finished now, another run drove it
+                // while this one waited for the lease: that is no success of this run's.
+                if direction == Direction::Forward
+                    && let Some(stored) = self.load_journal().await?
+                    && stored.journal.complete
+                {
+                    return Err(Error::CompletedByAnother {
+                        name: self.settings.name.clone(),
+                        holder: stored
+                            .journal
+                            .completed_by
+                            .unwrap_or_else(|| "unknown".into()),
+                    });
+                }
                 for step in rest {
                     self.prepare(step, operator).await?;
                 }
@@ -611,24 +687,101 @@ impl Run<'_> {
                     stop @ (Error::Stopped { .. }
                     | Error::Unsafe { .. }
                     | Error::LeaseLost { .. }) => stop,
-                    // Anything else (an error, an outage that outlasted the retries) leaves
-                    // a state the next run resumes from; say how.
-                    other => Error::Failed {
-                        message: format!(
-                            "{}\nThe migration can be resumed with:\n  {}",
-                            other.report(),
-                            operator.resume_command()
-                        ),
-                    },
+                    timed_out if timed_out.domain::<NotReadyInTime>().is_some() => {
+                        let direction = stored.map_or(Direction::Forward, |s| s.journal.direction);
+                        match arriving(step, direction) {
+                            Some(ordinals) => self.down(ordinals, direction, &timed_out, operator),
+                            None => self.failed(timed_out, operator),
+                        }
+                    }
+                    other => self.failed(other, operator),
                 })
             }
         }
     }
+
+    /// Anything else (an error, an outage that outlasted the retries) leaves a state the next
+    /// run resumes from; say how.
+    fn failed(&self, error: Error, operator: &dyn Operator) -> Error {
+        Error::Failed {
+            message: format!(
+                "{}\nThe migration can be resumed with:\n  {}",
+                error.report(),
+                operator.resume_command()
+            ),
+        }
+    }
+
+    /// `ordinals` did not become Ready where they were going: they are down.
+    fn down(
+        &self,
+        ordinals: &[i32],
+        direction: Direction,
+        timed_out: &Error,
+        operator: &dyn Operator,
+    ) -> Error {
+        let names = &self.executor.sides.names;
+        let (from, to) = match direction {
+            Direction::Forward => (&names.source_context, &names.destination_context),
+            Direction::Rollback => (&names.destination_context, &names.source_context),
+        };
+        let resume = operator.resume_command();
+        OrdinalsDown {
+            set: names.set.clone(),
+            ordinals: ordinals.to_vec(),
+            from: from.clone(),
+            to: to.clone(),
+            detail: timed_out.to_string(),
+            rollback: (direction == Direction::Forward).then(|| rollback_command(&resume)),
+            resume,
+        }
+        .into()
+    }
+}
+
+/// PURE: the command that rolls back what `resume` (a forward run's command) migrates: the
+/// same flags, with `--rollback` instead of `--on-timeout` (a rollback has no other way on).
+pub fn rollback_command(resume: &str) -> String {
+    let words: Vec<&str> = resume
+        .split(' ')
+        .filter(|w| !w.starts_with("--on-timeout"))
+        .collect();
+    format!("{} --rollback", words.join(" "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rollback_command_is_the_run_with_rollback_and_no_timeout_policy() {
+        assert_eq!(
+            rollback_command("kubectl migrate statefulset web -n db --on-timeout=rollback --yes"),
+            "kubectl migrate statefulset web -n db --yes --rollback"
+        );
+    }
+
+    #[test]
+    fn only_a_wait_on_the_receiving_side_leaves_ordinals_down() {
+        let ready = |side| Step::WaitReady {
+            side,
+            ordinals: vec![2],
+        };
+        assert_eq!(
+            arriving(&ready(Side::Destination), Direction::Forward),
+            Some(&[2][..])
+        );
+        assert_eq!(
+            arriving(&ready(Side::Source), Direction::Rollback),
+            Some(&[2][..])
+        );
+        assert_eq!(arriving(&ready(Side::Source), Direction::Forward), None);
+        let gone = Step::WaitPodsGone {
+            side: Side::Source,
+            ordinals: vec![2],
+        };
+        assert_eq!(arriving(&gone, Direction::Forward), None);
+    }
 
     #[test]
     fn restarts_and_conflicts_are_retried_but_refusals_are_not() {

@@ -172,6 +172,7 @@ pub fn rebuild(traces: &Traces) -> Result<Rebuilt, String> {
             // and checked again.
             verified_bound: end,
             complete: false,
+            completed_by: None,
             cleaned_up: false,
             health_check: traces.health_check.clone(),
             created: traces.created.clone(),

@@ -13,9 +13,12 @@ use super::model::{Direction, Journal, Names, Observed, Preparation, Side};
 use super::observe::{self, Location};
 use super::plan;
 use super::preflight;
+use super::reconcile::OrdinalsDown;
 use super::status;
 use super::step::{Step, Telling};
-use super::{Batch, DryRun, Event, Mode, Operator, Outcome, PlanOutput, Settings, cleanup};
+use super::{
+    Batch, DryRun, Event, Mode, OnTimeout, Operator, Outcome, PlanOutput, Settings, cleanup,
+};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 
@@ -64,7 +67,7 @@ pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Out
     match settings.mode {
         Mode::Status => run.status().await,
         Mode::Migrate(dry_run) => run.migrate(dry_run, operator).await,
-        Mode::Rollback => run.rollback(operator).await,
+        Mode::Rollback => run.rollback(operator, true).await,
         Mode::RebuildJournal => run.rebuild_journal(operator).await,
         Mode::Cleanup {
             restore_reclaim_policy,
@@ -278,8 +281,14 @@ impl Run<'_> {
                 });
             }
             if s.journal.complete {
+                let by = s
+                    .journal
+                    .completed_by
+                    .as_deref()
+                    .map(|holder| format!(" (completed by {holder})"))
+                    .unwrap_or_default();
                 operator.event(Event::Warning(format!(
-                    "the migration of {} is already complete; see --status, or --cleanup",
+                    "the migration of {} is already complete{by}; nothing to do. See --status, or --cleanup",
                     self.settings.name
                 )));
                 return Ok(Outcome::Finished);
@@ -311,11 +320,11 @@ impl Run<'_> {
             self.use_auto_batch(batch, budget.as_deref(), operator);
         }
         let min_ready_seconds = self.min_ready_seconds().await?;
-        let plan = plan::forward_plan(
-            &self.telling(&observed, min_ready_seconds, None),
-            &preparation,
-            self.decide.batch,
-        );
+        let telling = self.telling(&observed, min_ready_seconds, None);
+        let plan = match &stored {
+            Some(s) => plan::resume_plan(&telling, &s.journal, &preparation, self.decide.batch),
+            None => plan::forward_plan(&telling, &preparation, self.decide.batch),
+        };
         match dry_run {
             DryRun::Client => {
                 return Ok(Outcome::Planned(PlanOutput {
@@ -338,18 +347,6 @@ impl Run<'_> {
             }
             DryRun::None => {}
         }
-        if stored.is_none() {
-            operator.confirm(
-                &format!(
-                    "Migrate StatefulSet {} from {} to {}",
-                    self.settings.name, plan.from, plan.to
-                ),
-                Some(&plan),
-            )?;
-        } else if let Some(stored) = &stored {
-            // A resume is a decision like a start: what remains, asked for like it.
-            operator.confirm(&self.resume_question(stored, &observed), None)?;
-        }
         // What the destination lacks is made first (the same steps the plan showed), then the
         // reconciler takes over.
         let preparation: Vec<Step> = self
@@ -358,9 +355,45 @@ impl Run<'_> {
             .take_while(Step::is_preparation)
             .filter(|s| !(matches!(s, Step::WriteJournal) && stored.is_some()))
             .collect();
-        self.reconcile(Direction::Forward, &preparation, operator)
-            .await?;
-        Ok(Outcome::Finished)
+        match &stored {
+            None => operator.confirm(
+                &format!(
+                    "Migrate StatefulSet {} from {} to {}",
+                    self.settings.name, plan.from, plan.to
+                ),
+                Some(&plan),
+            )?,
+            // A resume is a decision like a start: what remains, shown and asked for like it.
+            Some(stored) => operator.confirm(
+                &self.resume_question(stored, &observed, preparation.first()),
+                Some(&plan),
+            )?,
+        }
+        let moved = self
+            .reconcile(Direction::Forward, &preparation, operator)
+            .await;
+        match moved {
+            Err(e) if self.settings.on_timeout == OnTimeout::Rollback => {
+                let Some(down) = e.domain::<OrdinalsDown>() else {
+                    return Err(e);
+                };
+                operator.event(Event::Warning(format!(
+                    "ordinal(s) {:?} of {} were not Ready in {} within --timeout; rolling back (--on-timeout=rollback):\n{}",
+                    down.ordinals, down.set, down.to, down.detail
+                )));
+                let message = format!(
+                    "the migration of {} was rolled back (--on-timeout=rollback): ordinal(s) {:?} were not Ready in {} within --timeout; it runs in {} again. After fixing the cause, migrate again with:\n  {}",
+                    down.set,
+                    down.ordinals,
+                    down.to,
+                    down.from,
+                    operator.resume_command()
+                );
+                self.rollback(operator, false).await?;
+                Err(Error::Failed { message })
+            }
+            moved => moved.map(|()| Outcome::Finished),
+        }
     }
 
     fn forward_steps(&self, observed: &Observed, preparation: &Preparation) -> Vec<Step> {
@@ -424,15 +457,24 @@ impl Run<'_> {
         }
     }
 
-    /// What a resume asks: which way, how far it got, and the next step.
-    fn resume_question(&self, stored: &Stored, observed: &Observed) -> String {
+    /// What a resume asks: which way, how far it got, and the next step: `first` when the run
+    /// makes something the destination lacks before the reconciler decides.
+    fn resume_question(
+        &self,
+        stored: &Stored,
+        observed: &Observed,
+        first: Option<&Step>,
+    ) -> String {
         let j = &stored.journal;
         let (verb, left) = match j.direction {
             Direction::Forward => ("migration", j.verified_bound - j.start),
             Direction::Rollback => ("rollback", j.end() - j.verified_bound),
         };
-        let next =
-            decide::next_step(Some(j), observed, &self.decide).describe(&self.executor.sides.names);
+        let next = match first {
+            Some(step) => step.clone(),
+            None => decide::next_step(Some(j), observed, &self.decide),
+        }
+        .describe(&self.executor.sides.names);
         format!(
             "Resume the {verb} of StatefulSet {} ({} to {}): {left} of {} ordinal(s) still to move; next: {next}",
             self.settings.name,
@@ -638,7 +680,9 @@ impl Run<'_> {
         }));
     }
 
-    async fn rollback(&mut self, operator: &mut dyn Operator) -> Result<Outcome> {
+    /// Rolls back, asking first unless the run decided it already (`ask` false:
+    /// `--on-timeout=rollback`).
+    async fn rollback(&mut self, operator: &mut dyn Operator, ask: bool) -> Result<Outcome> {
         let Some(stored) = self.load_journal().await? else {
             let leftovers = self.leftovers().await?;
             if !leftovers.is_empty() {
@@ -676,18 +720,18 @@ impl Run<'_> {
             self.decide.batch,
         );
         let turn = stored.journal.direction == Direction::Forward;
-        if turn {
-            operator.confirm(
-                &format!(
-                    "Roll back StatefulSet {}: move its ordinals from {} back to {}",
-                    self.settings.name,
-                    self.executor.sides.destination.context,
-                    self.executor.sides.source.context
-                ),
-                Some(&plan),
-            )?;
+        let question = if turn {
+            format!(
+                "Roll back StatefulSet {}: move its ordinals from {} back to {}",
+                self.settings.name,
+                self.executor.sides.destination.context,
+                self.executor.sides.source.context
+            )
         } else {
-            operator.confirm(&self.resume_question(&stored, &observed), Some(&plan))?;
+            self.resume_question(&stored, &observed, None)
+        };
+        if ask {
+            operator.confirm(&question, Some(&plan))?;
         }
         // Turning the journal is a write: it too waits for the lease.
         self.catching_ctrl_c(self.holding_lease(operator, async |operator| {

@@ -3,13 +3,13 @@
 //! points, drift, rollback, status, cleanup, events and health checks.
 use crate::support;
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
 use std::time::Duration;
 
 use support::sts::{
-    Pair, SplitBrainObserver, assert_moved, kill_at_random_points, kubectl, migrate, run, stderr,
+    Pair, SplitBrainObserver, assert_moved, assert_rolled_back, kill_at_random_points, kubectl,
+    migrate, run, stderr,
 };
 
 /// A move under the split-brain observer; `polling` observes with requests on every loop
@@ -335,55 +335,6 @@ async fn a_source_scaled_up_by_hand_mid_run_stops_safely_and_explains() {
         (Some(1), Some(2)),
         "the destination was left alone"
     );
-}
-
-/// Everything is back in A as it was: replicas, pods, claims and volumes, policies, no leftovers in B.
-async fn assert_rolled_back(
-    pair: &Pair,
-    before: &BTreeMap<String, (String, String)>,
-    replicas: i32,
-) {
-    pair.wait_ready(false, replicas).await;
-    assert!(
-        pair.sets(true).get_opt("web").await.unwrap().is_none(),
-        "destination StatefulSet removed"
-    );
-    assert!(
-        pair.claims(true).await.is_empty(),
-        "no claim copies left in B"
-    );
-    assert_eq!(&pair.claims(false).await, before);
-    for (volume, _) in before.values() {
-        assert!(
-            pair.volume(true, volume).await.is_none(),
-            "PV copy {volume} removed from B"
-        );
-        let pv = pair.volume(false, volume).await.unwrap();
-        assert_eq!(
-            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
-            Some("Delete"),
-            "original policy restored on {volume}"
-        );
-    }
-    let spec = pair.sets(false).get("web").await.unwrap().spec.unwrap();
-    // Exactly what was there: the source never had spec.ordinals, so it has none now.
-    assert_eq!(spec.ordinals, None, "the rollback added spec.ordinals");
-    let retention = spec.persistent_volume_claim_retention_policy.unwrap();
-    assert_eq!(
-        retention.when_scaled.as_deref(),
-        Some("Delete"),
-        "original retention policy restored"
-    );
-    let out = kubectl(&[
-        "--context",
-        "km-b",
-        "-n",
-        pair.ns(),
-        "get",
-        "configmap",
-        "kubectl-migrate-web",
-    ]);
-    assert!(!out.status.success(), "journal removed");
 }
 
 const WHEN_SCALED_DELETE: &str = r#"{"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}}"#;

@@ -10,7 +10,8 @@ use kube::api::PostParams;
 use support::sts::{Pair, json, kubectl, migrate, migrate_to, plugin, run, stderr};
 
 /// Runs `cmd`, expects `code` and every `needle` on stderr, and nothing changed in either cluster.
-async fn refused(pair: &Pair, cmd: std::process::Command, code: i32, needles: &[&str]) {
+/// Runs `cmd`, expecting exit `code`, every needle on stderr and no change; returns stderr.
+async fn refused(pair: &Pair, cmd: std::process::Command, code: i32, needles: &[&str]) -> String {
     let before = pair.snapshot().await;
     let out = tokio::task::spawn_blocking(move || run(cmd)).await.unwrap();
     let err = stderr(&out);
@@ -24,6 +25,7 @@ async fn refused(pair: &Pair, cmd: std::process::Command, code: i32, needles: &[
         before,
         "a refused command changed something"
     );
+    err
 }
 
 #[tokio::test]
@@ -870,17 +872,37 @@ async fn a_resume_asks_and_keeps_its_health_check() {
         "the resume command keeps the check: {}",
         stderr(&first)
     );
-    refused(
+    // It shows what remains as a start shows its plan, and the next step is the plan's first.
+    let err = refused(
         &pair,
         migrate(pair.ns(), &["--health-check", "true"]),
         1,
         &[
-            "Resume the migration of StatefulSet web (km-a to km-b): 2 of 3 ordinal(s) still to move",
+            "Plan: move StatefulSet web from km-a/",
+            "(ordinals [1, 0], highest first)\n",
+            "Resume the migration of StatefulSet web (km-a to km-b): 2 of 3 ordinal(s) still to move; next: ",
             "needs confirmation",
             "--yes",
         ],
     )
     .await;
+    assert!(
+        !err.contains("[2] ") && !err.contains("journal"),
+        "the resume plans what is done already: {err}"
+    );
+    let first = err
+        .lines()
+        .find_map(|l| l.strip_prefix("  1. "))
+        .unwrap_or_else(|| panic!("no first step in: {err}"));
+    let next = err
+        .split("; next: ")
+        .nth(1)
+        .and_then(|rest| rest.split(" needs confirmation").next())
+        .unwrap_or_else(|| panic!("no next step in: {err}"));
+    assert!(
+        first.contains(next) || next.contains(first.trim_start_matches("[1] ")),
+        "the next step ({next:?}) is the plan's first ({first:?})"
+    );
     refused(
         &pair,
         migrate(pair.ns(), &["--yes", "--step"]),

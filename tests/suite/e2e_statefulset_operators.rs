@@ -180,6 +180,12 @@ impl Scene {
         }
     }
 
+    /// The Events the run with process id `pid` posted about the migration.
+    async fn events_by(&self, pid: u32) -> usize {
+        let clients = [self.pair.a.clone(), self.pair.b.clone()];
+        events_posted_by(&clients, self.pair.ns(), pid).await
+    }
+
     /// Everything moved, no two pods of an ordinal ever ran at once, and the lease was given
     /// back.
     async fn assert_moved_and_released(self) {
@@ -203,11 +209,36 @@ fn writes(event: &Value) -> bool {
             ))
 }
 
+/// The Events (events.k8s.io) about the migration that the run with process id `pid` posted,
+/// in both clusters: their `reportingInstance` is the run's lease holder, `host/pid/random`.
+async fn events_posted_by(clients: &[kube::Client], ns: &str, pid: u32) -> usize {
+    let mut count = 0;
+    for client in clients {
+        let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(client.clone(), ns)
+            .list(&Default::default())
+            .await
+            .unwrap();
+        count += events
+            .items
+            .iter()
+            .filter(|e| {
+                e.reporting_instance
+                    .as_deref()
+                    .is_some_and(|i| i.contains(&format!("/{pid}/")))
+            })
+            .count();
+    }
+    count
+}
+
 /// One round: two identical runs, `delay` apart. Exactly one drives (starts steps, exit 0).
-/// The other starts no step: it is refused with the lease message naming the driver or, unless
-/// `must_refuse`, it watched the driver's lease until it was given back and found the migration
-/// complete. Never an apply conflict.
-async fn two_runs(delay: Duration, args: &'static [&'static str], must_refuse: bool) {
+/// The other starts no step, writes nothing (no Event either) and never says `Done`: whatever
+/// the interleaving, it exits 1 naming the driver, refused because it saw the driver renew the
+/// lease, lost the race to create it, or took the lease the driver gave back and found the
+/// migration completed by it. Only a run whose first look came after the driver had finished
+/// (no race at all: a rerun) may exit 0, saying the migration was already complete, by whom.
+/// Never an apply conflict.
+async fn two_runs(delay: Duration, args: &'static [&'static str]) {
     let scene = Scene::new("two-runs").await;
     let ns = scene.pair.ns().to_string();
     let runs = tokio::task::spawn_blocking(move || {
@@ -221,53 +252,71 @@ async fn two_runs(delay: Duration, args: &'static [&'static str], must_refuse: b
     .unwrap();
     let (pids, [first, second]) = runs;
     let drove = |events: &[Value]| events.iter().any(|e| e["event"] == "step-started");
-    let (driver, (status, _, err), (other_status, other_events, other_err)) =
+    let (driver, other, (status, driver_events, err), (other_status, other_events, other_err)) =
         match (drove(&first.1), drove(&second.1)) {
-            (true, false) => (pids[0], first, second),
-            (false, true) => (pids[1], second, first),
+            (true, false) => (pids[0], pids[1], first, second),
+            (false, true) => (pids[1], pids[0], second, first),
             both => panic!("exactly one run drives, not {both:?}: {first:?} {second:?}"),
         };
     assert!(status.success(), "the driver failed: {err}");
+    assert_eq!(
+        driver_events.last().map(|e| e["result"].clone()),
+        Some("succeeded".into()),
+        "{driver_events:?}"
+    );
+    let wrote: Vec<&Value> = other_events.iter().filter(|e| writes(e)).collect();
+    assert!(wrote.is_empty(), "the other run wrote: {wrote:?}");
+    assert!(
+        !other_err.contains("Done:") && !other_err.contains("ordinal(s) moved"),
+        "the other run claims the migration: {other_err}"
+    );
     assert!(
         !other_err.to_lowercase().contains("conflict"),
         "the lease message, not an apply conflict: {other_err}"
     );
+    let names_driver = other_err.contains(&format!("/{driver}/"));
     let result = other_events.last().map(|e| e["result"].clone());
-    if other_status.code() == Some(1) {
+    if other_status.success() {
         assert!(
-            other_err.contains("another kubectl-migrate (")
-                && other_err.contains(&format!("/{driver}/"))
-                && other_err.contains("is driving this migration"),
+            other_err.contains("the migration of web is already complete (completed by")
+                && names_driver,
+            "the other run exited 0 though the driver was still at work when it started: {other_err}"
+        );
+    } else {
+        assert_eq!(other_status.code(), Some(1), "{other_err}");
+        assert!(
+            names_driver
+                && (other_err.contains("is driving this migration")
+                    || other_err.contains(
+                        "completed the migration of web while this run waited for its turn"
+                    ))
+                && other_err.contains("Nothing was moved by this run"),
             "the other run names the driver: {other_err}"
         );
         assert_eq!(result, Some("refused".into()), "{other_events:?}");
-    } else {
-        assert!(!must_refuse, "the other run was not refused: {other_err}");
-        assert!(other_status.success(), "{other_err}");
-        assert!(
-            other_err.contains("is held by") && other_err.contains(&format!("/{driver}/")),
-            "the other run finished without having waited for the driver: {other_err}"
-        );
-        assert_eq!(result, Some("succeeded".into()), "{other_events:?}");
     }
+    assert_eq!(
+        scene.events_by(other).await,
+        0,
+        "Events posted by the run that did not drive"
+    );
     scene.assert_moved_and_released().await;
 }
 
 #[tokio::test]
 async fn two_runs_started_100ms_apart_one_drives_and_the_other_is_refused_by_the_lease() {
-    // A quick migration may end before the other run has seen a renewal: it then waits and
-    // finds the migration complete. With a health check the driver renews while the other
-    // watches, so the other is refused. At 700 ms the other starts while the driver writes
-    // (the window in which its preflight used to meet the driver's StatefulSet as an apply
-    // conflict).
+    // A quick migration may end before the other run has seen a renewal: it then takes the
+    // lease the driver gave back and finds the migration completed by the driver. With a
+    // health check the driver renews while the other watches. At 700 ms the other starts while
+    // the driver writes (the window in which its preflight used to meet the driver's
+    // StatefulSet as an apply conflict). At once, both may try to create the lease: the one
+    // that loses that race names the other.
     const CHECKED: &[&str] = &["--yes", "--health-check", "sleep 2"];
-    // At once, both may try to create the lease: the one that loses that race names the other
-    // too.
     tokio::join!(
-        two_runs(Duration::from_millis(100), &["--yes"], false),
-        two_runs(Duration::from_millis(100), CHECKED, true),
-        two_runs(Duration::from_millis(700), CHECKED, true),
-        two_runs(Duration::ZERO, CHECKED, true),
+        two_runs(Duration::from_millis(100), &["--yes"]),
+        two_runs(Duration::from_millis(100), CHECKED),
+        two_runs(Duration::from_millis(700), CHECKED),
+        two_runs(Duration::ZERO, CHECKED),
     );
 }
 
@@ -312,21 +361,26 @@ async fn a_driver_stopped_past_its_lease_stops_after_sigcont_and_leaves_the_new_
     let ns = scene.pair.ns().to_string();
     // The health check gives a quiet moment to stop the driver in: no request in flight.
     let args = ["--yes", "--health-check", "sleep 2"];
-    let (stopped_pid, new_pid, stopped, new) = tokio::task::spawn_blocking(move || {
-        let driver = Running::start(&ns, &args);
-        driver.wait_for_step("step-started", &["verify"]);
-        let pause = Stopped::stop(driver.pid());
-        let second = Running::start(&ns, &args);
-        // It starts a step only once it holds the lease: taken over, 15 s after its first look.
-        second.wait_for_step("step-started", &["verify"]);
-        // Whatever it said before it was stopped has been read by now.
-        driver.drain();
-        drop(pause);
-        let pids = (driver.pid(), second.pid());
-        (pids.0, pids.1, driver.finish(), second.finish())
-    })
-    .await
-    .unwrap();
+    let clients = [scene.pair.a.clone(), scene.pair.b.clone()];
+    let runtime = tokio::runtime::Handle::current();
+    let (stopped_pid, new_pid, stopped, new, posted_while_stopped) =
+        tokio::task::spawn_blocking(move || {
+            let driver = Running::start(&ns, &args);
+            driver.wait_for_step("step-started", &["verify"]);
+            let pause = Stopped::stop(driver.pid());
+            let second = Running::start(&ns, &args);
+            // It starts a step only once it holds the lease: taken over, 15 s after its first
+            // look.
+            second.wait_for_step("step-started", &["verify"]);
+            // Whatever it said before it was stopped has been read by now.
+            driver.drain();
+            let posted = runtime.block_on(events_posted_by(&clients, &ns, driver.pid()));
+            drop(pause);
+            let pids = (driver.pid(), second.pid());
+            (pids.0, pids.1, driver.finish(), second.finish(), posted)
+        })
+        .await
+        .unwrap();
     let (status, after_cont, err) = stopped;
     assert_eq!(status.code(), Some(3), "{err}");
     assert!(
@@ -337,6 +391,17 @@ async fn a_driver_stopped_past_its_lease_stops_after_sigcont_and_leaves_the_new_
     );
     let wrote: Vec<&Value> = after_cont.iter().filter(|e| writes(e)).collect();
     assert!(wrote.is_empty(), "wrote after SIGCONT: {wrote:?}");
+    // Its Events are writes too: the steps it finished before the stop were posted then, or
+    // are not posted at all once it has lost the lease.
+    assert!(
+        posted_while_stopped > 0,
+        "the driver posted no Event before it was stopped"
+    );
+    assert_eq!(
+        scene.events_by(stopped_pid).await,
+        posted_while_stopped,
+        "Events posted by the driver after it lost its lease"
+    );
     let (status, _, err) = new;
     assert!(status.success(), "{err}");
     assert!(

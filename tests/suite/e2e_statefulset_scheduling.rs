@@ -12,7 +12,9 @@ use k8s_openapi::api::core::v1::{Event, Node, Pod};
 use kube::api::PostParams;
 use kube::{Api, Client};
 use serde_json::json;
-use support::sts::{Pair, SplitBrainObserver, json as object, migrate, run, stderr};
+use support::sts::{
+    Pair, SplitBrainObserver, assert_rolled_back, json as object, migrate, run, stderr,
+};
 
 /// Runs the migration for real (`--yes`) and expects the preflight refusal with every `needle`
 /// on stderr, and no change in either cluster.
@@ -168,7 +170,9 @@ async fn pods_whose_affinity_a_destination_node_meets_move_onto_it() {
         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "kubernetes.io/hostname", "operator": "In", "values": ["a-node-1", "b-node-2"]}]}]}}},
-        "containers": [{"name": "app", "image": "registry.example/app:1"}]}}});
+        "containers": [{"name": "app", "image": "registry.example/app:1"}]}},
+        // As the rollback tests' sets, so that a rollback restores it.
+        "persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}});
     pair.create_set(1, &["data"], "OrderedReady", affine).await;
     let observer = SplitBrainObserver::start(pair.ns());
     let ns = pair.ns().to_string();
@@ -189,12 +193,12 @@ async fn pods_whose_affinity_a_destination_node_meets_move_onto_it() {
     );
 }
 
-#[tokio::test]
-async fn a_pod_the_preflight_cannot_judge_times_out_with_its_reason_and_warnings() {
-    let pair = Pair::new("sched-wait").await;
+/// A set of one whose pod needs a node running an anchor pod that only the source namespace
+/// has: preflight cannot judge pod affinity (it depends on what else runs), so the migration
+/// moves ordinal 0 and its pod in the destination is never scheduled.
+async fn set_that_cannot_run_in_b(prefix: &str) -> (Pair, String) {
+    let pair = Pair::new(prefix).await;
     let suffix = support::unique_suffix();
-    // Pod affinity depends on what else runs in a cluster, so preflight does not judge it: the
-    // pods need a node with an anchor pod, which only the source namespace has.
     let anchor: Pod = object(
         json!({"metadata": {"name": "anchor", "labels": {"km-anchor": suffix}},
         "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]}}),
@@ -208,6 +212,12 @@ async fn a_pod_the_preflight_cannot_judge_times_out_with_its_reason_and_warnings
             {"labelSelector": {"matchLabels": {"km-anchor": suffix}}, "topologyKey": "kubernetes.io/hostname"}]}},
         "containers": [{"name": "app", "image": "registry.example/app:1"}]}}});
     pair.create_set(1, &["data"], "OrderedReady", affine).await;
+    (pair, suffix)
+}
+
+#[tokio::test]
+async fn a_pod_the_preflight_cannot_judge_times_out_with_its_reason_and_warnings() {
+    let (pair, suffix) = set_that_cannot_run_in_b("sched-wait").await;
     let ns = pair.ns().to_string();
     // Long enough for the warning events to be read while waiting (every 5 s).
     let migration =
@@ -238,12 +248,52 @@ async fn a_pod_the_preflight_cannot_judge_times_out_with_its_reason_and_warnings
         // While waiting: the scheduler's reason, then with the latest warning event.
         "waiting for web-0: Pending, not scheduled: Unschedulable: 0/",
         &format!("; latest warning: {warned}"),
-        // In the error: the same, and the warnings themselves.
+        // In the error: the ordinal is down, why, and both ways on.
+        "ordinal(s) [0] of web are down: gone from km-a, not Ready in km-b.\n",
         "timed out after 12s (--timeout) waiting for pod(s) [0] to be Ready in km-b",
         "\nweb-0: Pending, not scheduled: Unschedulable: 0/",
         "didn't match pod affinity rules",
         &format!("\nweb-0 warning: {warned}"),
+        "keep waiting with:\n  kubectl migrate statefulset web ",
+        " --timeout 12s --yes\nor move them back to km-a with:\n  kubectl migrate statefulset web ",
+        " --timeout 12s --yes --rollback",
     ] {
         assert!(err.contains(needle), "{needle:?} missing from: {err}");
     }
+    // Down indeed: gone from the source, not running in the destination.
+    assert!(
+        pair.pod_uids(false).await.is_empty(),
+        "web-0 still runs in km-a"
+    );
+}
+
+#[tokio::test]
+async fn on_timeout_rollback_moves_the_ordinal_back_at_once_and_exits_1() {
+    let (pair, _) = set_that_cannot_run_in_b("sched-back").await;
+    let before = pair.claims(false).await;
+    let ns = pair.ns().to_string();
+    let out = tokio::task::spawn_blocking(move || {
+        run(migrate(
+            &ns,
+            &["--yes", "--timeout", "5s", "--on-timeout=rollback"],
+        ))
+    })
+    .await
+    .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "exit code; stderr: {err}");
+    for needle in [
+        "ordinal(s) [0] of web were not Ready in km-b within --timeout; rolling back (--on-timeout=rollback):\n",
+        "web-0: Pending, not scheduled: Unschedulable: 0/",
+        "Rolled back: web runs in km-a",
+        "the migration of web was rolled back (--on-timeout=rollback): ordinal(s) [0] were not Ready in km-b within --timeout; it runs in km-a again",
+    ] {
+        assert!(err.contains(needle), "{needle:?} missing from: {err}");
+    }
+    // Back where it was, nothing of the migration left in the destination.
+    assert_rolled_back(&pair, &before, 1).await;
+    assert!(
+        pair.pod_uids(true).await.is_empty(),
+        "a pod was left in km-b"
+    );
 }

@@ -191,9 +191,12 @@ pub fn result_word(error: Option<&Error>) -> &'static str {
     match error {
         None => "succeeded",
         Some(Error::Stopped { .. } | Error::Cancelled(_)) => "stopped",
-        Some(Error::PreflightFailed { .. } | Error::Usage(_) | Error::LeaseHeld { .. }) => {
-            "refused"
-        }
+        Some(
+            Error::PreflightFailed { .. }
+            | Error::Usage(_)
+            | Error::LeaseHeld { .. }
+            | Error::CompletedByAnother { .. },
+        ) => "refused",
         Some(_) => "failed",
     }
 }

@@ -22,7 +22,9 @@ use crate::cluster;
 use crate::duration::humanize;
 use crate::error::{Error, Result};
 use crate::output;
-use crate::statefulset::{self, Batch, DryRun, Mode, Observe, Outcome, Settings, VolumeMode};
+use crate::statefulset::{
+    self, Batch, DryRun, Mode, Observe, OnTimeout, Outcome, Settings, VolumeMode,
+};
 use console::Console;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -41,6 +43,14 @@ pub enum VolumesArg {
     Shared,
     /// New claims from the destination's volumeClaimTemplates; the source's are kept for rollback
     Fresh,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnTimeoutArg {
+    /// Stop; the ordinals not Ready stay down until a rerun (keeps waiting) or --rollback
+    Stop,
+    /// Move every ordinal back to the source at once, then exit 1
+    Rollback,
 }
 
 /// Move a StatefulSet to another cluster pod by pod.
@@ -105,6 +115,10 @@ pub struct Args {
     /// How long to wait for one pod to go or to become Ready before stopping (resumable)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub timeout: Duration,
+
+    /// When a moved pod is not Ready within --timeout (its ordinal then runs nowhere): `stop` and say why, or `rollback` at once (for runbooks)
+    #[arg(long, value_enum, value_name = "ACTION", default_value = "stop")]
+    pub on_timeout: OnTimeoutArg,
 
     /// Command run (by sh -c) after each ordinal is Ready, with ORDINAL, POD, NAMESPACE and CONTEXT
     /// set; a non-zero exit stops the migration in a resumable state
@@ -228,6 +242,15 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             "--step applies to a migration or a rollback".into(),
         ));
     }
+    let on_timeout = match args.on_timeout {
+        OnTimeoutArg::Stop => OnTimeout::Stop,
+        OnTimeoutArg::Rollback => OnTimeout::Rollback,
+    };
+    if on_timeout == OnTimeout::Rollback && !matches!(mode, Mode::Migrate(_)) {
+        return Err(Error::Usage(
+            "--on-timeout=rollback applies to a migration only; a rollback that times out stops, and a rerun keeps waiting".into(),
+        ));
+    }
     let volumes = match args.volumes {
         VolumesArg::Shared => VolumeMode::Shared,
         VolumesArg::Fresh => VolumeMode::Fresh,
@@ -342,6 +365,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             mode,
             batch: args.batch,
             timeout: args.timeout,
+            on_timeout,
             health_check: args.health_check.clone(),
             no_health_check: args.no_health_check,
             class_map,
@@ -470,6 +494,7 @@ pub fn resume_command(resolved: &Resolved) -> String {
         (s.create_namespace, "--create-namespace"),
         (s.allow_unhealthy, "--allow-unhealthy"),
         (s.mode == Mode::Rollback, "--rollback"),
+        (s.on_timeout == OnTimeout::Rollback, "--on-timeout=rollback"),
         (s.step, "--step"),
         (s.no_health_check, "--no-health-check"),
         (resolved.yes, "--yes"),

@@ -223,6 +223,7 @@ impl World {
                     direction: Direction::Forward,
                     verified_bound: s.start + s.replicas,
                     complete: false,
+                    completed_by: None,
                     cleaned_up: false,
                     health_check: None,
                     created: vec![],

@@ -89,9 +89,17 @@ impl StepEvents {
             });
             let api: Api<k8s_openapi::api::events::v1::Event> = sides.namespaced(side);
             let cluster = sides.cluster(side).clone();
+            let held = w.held();
             async move {
                 let event: k8s_openapi::api::events::v1::Event = serde_json::from_value(event)
                     .map_err(|e| format!("building the Event: {e}"))?;
+                // An Event is a write like any other: a run that lost its lease (stopped past
+                // it, cut off) no longer speaks for the migration.
+                if let Some(held) = held {
+                    held.ensure().await.map_err(|e| {
+                        format!("not recorded, as this run no longer holds the lease: {e}")
+                    })?;
+                }
                 cluster
                     .call(
                         "record an Event",

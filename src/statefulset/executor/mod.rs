@@ -37,7 +37,7 @@ use k8s_openapi::api::apps::v1::StatefulSet;
 pub use events::StepEvents;
 pub use journaling::Journaling;
 pub use sides::Sides;
-pub use waits::{Interrupt, Note, Notes, Waits};
+pub use waits::{Interrupt, NotReadyInTime, Note, Notes, Waits};
 pub use writer::{DryRunResult, FIELD_MANAGER, Writer, Written};
 
 use super::journal::Stored;
@@ -62,6 +62,8 @@ pub struct Executor {
     pub journal: Journaling,
     pub events: StepEvents,
     pub settings: StepSettings,
+    /// The run's lease holder, which the journal names when this run completes the migration.
+    pub holder: String,
 }
 
 impl Executor {
@@ -77,8 +79,9 @@ impl Executor {
             writer: Writer::new(sides.clone()),
             waits: Waits::new(sides.clone(), timeout),
             journal: Journaling::default(),
-            events: StepEvents::new(holder),
+            events: StepEvents::new(holder.clone()),
             settings,
+            holder,
             sides,
         }
     }
@@ -156,7 +159,8 @@ impl Executor {
             Step::MarkComplete => {
                 journal
                     .update(w, stored, "mark the migration complete", |j| {
-                        j.complete = true
+                        j.complete = true;
+                        j.completed_by = Some(self.holder.clone());
                     })
                     .await
             }
@@ -259,6 +263,7 @@ impl Executor {
             direction: Direction::Forward,
             verified_bound: set.start + set.replicas,
             complete: false,
+            completed_by: None,
             cleaned_up: false,
             health_check: self.settings.health_check.clone(),
             created,

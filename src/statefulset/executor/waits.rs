@@ -78,6 +78,16 @@ pub struct WatchFailed {
 
 impl crate::error::DomainError for TimedOut {}
 
+/// A wait for pods to become Ready that --timeout ended: what was waited for, and why the
+/// last pod is not Ready (its state and the latest warnings about it) when it is known.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct NotReadyInTime {
+    pub message: String,
+}
+
+impl crate::error::DomainError for NotReadyInTime {}
+
 impl crate::error::DomainError for WatchFailed {}
 
 /// An API object of any scope that a wait can watch.
@@ -340,19 +350,24 @@ impl Waits {
         match waited {
             // Say why the pod is not Ready, not only that time ran out: its state and the
             // latest warnings about it (a failed mount or image pull, the scheduler's verdicts).
-            Err(timed_out) if last.reason.is_some() => {
-                let reason = last.reason.clone().unwrap_or_default();
-                let mut message = format!("{timed_out}\n{}: {reason}", last.pod);
-                if !last.uid.is_empty() {
-                    let warnings =
-                        observe::pod_warnings(&events, &last.pod, &last.uid, &reason).await;
-                    for w in warnings {
-                        message.push_str(&format!("\n{} warning: {w}", last.pod));
+            Err(timed_out) => {
+                let mut message = format!(
+                    "timed out after {} (--timeout) waiting for {}",
+                    humanize(timed_out.after),
+                    timed_out.what
+                );
+                if let Some(reason) = &last.reason {
+                    message.push_str(&format!("\n{}: {reason}", last.pod));
+                    if !last.uid.is_empty() {
+                        let warnings =
+                            observe::pod_warnings(&events, &last.pod, &last.uid, reason).await;
+                        for w in warnings {
+                            message.push_str(&format!("\n{} warning: {w}", last.pod));
+                        }
                     }
                 }
-                Err(Error::Failed { message })
+                Err(NotReadyInTime { message }.into())
             }
-            Err(timed_out) => Err(timed_out.into()),
             Ok(Some(Err(failed))) => Err(failed.into()),
             // Ready, or Ctrl-C.
             Ok(_) => Ok(()),

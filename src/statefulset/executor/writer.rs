@@ -104,7 +104,8 @@ impl Writer {
         }
     }
 
-    fn held(&self) -> Option<lease::Held> {
+    /// The lease the run holds now, if any, for a write made off the run's path (an Event).
+    pub fn held(&self) -> Option<lease::Held> {
         sync::lock(&self.lease).clone()
     }
 

@@ -262,6 +262,55 @@ fn written_state<K: serde::Serialize>(object: &K) -> String {
     value.to_string()
 }
 
+/// Everything is back in A as it was: replicas, pods, claims and volumes, policies, no leftovers in B.
+pub async fn assert_rolled_back(
+    pair: &Pair,
+    before: &BTreeMap<String, (String, String)>,
+    replicas: i32,
+) {
+    pair.wait_ready(false, replicas).await;
+    assert!(
+        pair.sets(true).get_opt("web").await.unwrap().is_none(),
+        "destination StatefulSet removed"
+    );
+    assert!(
+        pair.claims(true).await.is_empty(),
+        "no claim copies left in B"
+    );
+    assert_eq!(&pair.claims(false).await, before);
+    for (volume, _) in before.values() {
+        assert!(
+            pair.volume(true, volume).await.is_none(),
+            "PV copy {volume} removed from B"
+        );
+        let pv = pair.volume(false, volume).await.unwrap();
+        assert_eq!(
+            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+            Some("Delete"),
+            "original policy restored on {volume}"
+        );
+    }
+    let spec = pair.sets(false).get("web").await.unwrap().spec.unwrap();
+    // Exactly what was there: the source never had spec.ordinals, so it has none now.
+    assert_eq!(spec.ordinals, None, "the rollback added spec.ordinals");
+    let retention = spec.persistent_volume_claim_retention_policy.unwrap();
+    assert_eq!(
+        retention.when_scaled.as_deref(),
+        Some("Delete"),
+        "original retention policy restored"
+    );
+    let out = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        pair.ns(),
+        "get",
+        "configmap",
+        "kubectl-migrate-web",
+    ]);
+    assert!(!out.status.success(), "journal removed");
+}
+
 pub fn json<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
     serde_json::from_value(v).unwrap()
 }
