@@ -107,22 +107,40 @@ pub fn no_migration(name: &str) -> String {
     format!("no migration of {name} found; nothing to clean up")
 }
 
+/// What `plan` deletes from the source, in words; `None` when nothing.
+fn deletions(plan: &CleanupPlan, set: &str, source_context: &str) -> Option<String> {
+    (plan.statefulset.is_some() || !plan.claims.is_empty() || !plan.volumes.is_empty()).then(
+        || {
+            format!(
+                "delete the leftover {}{} PVC and {} PV object(s) of {set} in {source_context} (the storage is kept)",
+                if plan.statefulset.is_some() {
+                    "StatefulSet, "
+                } else {
+                    ""
+                },
+                plan.claims.len(),
+                plan.volumes.len(),
+            )
+        },
+    )
+}
+
+/// PURE: after a complete migration, what `--cleanup` would then delete, as a next step to
+/// tell (`Done` and `--status`); `None` when it has nothing to delete or cannot run yet.
+pub fn offer(
+    name: &str,
+    journal: Option<&Journal>,
+    observed: &Observed,
+    source_context: &str,
+) -> Option<String> {
+    let plan = judge(name, journal, observed, false, source_context).ok()?;
+    deletions(&plan, name, source_context).map(|what| format!("--cleanup would {what}"))
+}
+
 /// The confirmation question: what goes from the source and what comes back in the destination.
 pub fn question(plan: &CleanupPlan, set: &str, ex: &Executor) -> String {
     let mut parts = Vec::new();
-    if plan.statefulset.is_some() || !plan.claims.is_empty() || !plan.volumes.is_empty() {
-        parts.push(format!(
-            "delete the leftover {}{} PVC and {} PV object(s) of {set} in {} (the storage is kept)",
-            if plan.statefulset.is_some() {
-                "StatefulSet, "
-            } else {
-                ""
-            },
-            plan.claims.len(),
-            plan.volumes.len(),
-            ex.sides.source.context
-        ));
-    }
+    parts.extend(deletions(plan, set, &ex.sides.source.context));
     if !plan.restore.is_empty() {
         parts.push(format!(
             "restore the original reclaim policy of {} PV(s) in {}",

@@ -442,8 +442,16 @@ impl Run<'_> {
             }
             match &step {
                 Step::Done => {
+                    let offer = super::cleanup::offer(
+                        &self.settings.name,
+                        stored.as_ref().map(|s| &s.journal),
+                        &observed,
+                        &ex.sides.source.context,
+                    )
+                    .map(|offer| format!("\nOnce it serves well there, {offer}."))
+                    .unwrap_or_default();
                     operator.event(Event::Finished(format!(
-                        "Done: {} runs in {} ({}).",
+                        "Done: {} runs in {} ({}).{offer}",
                         self.settings.name,
                         ex.sides.destination.context,
                         ex.sides.destination_at.namespace

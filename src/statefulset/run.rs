@@ -174,6 +174,12 @@ impl Run<'_> {
             &decide,
             &self.executor.sides.names,
         );
+        // Who drives it now, if anyone: a run in progress holds the lease.
+        report.lease_holder = self
+            .lease()
+            .await?
+            .map(|(_, holder)| holder)
+            .filter(|holder| !holder.is_empty());
         if stored.is_none() {
             let leftovers = self.leftovers().await?;
             if !leftovers.is_empty() {
@@ -193,9 +199,16 @@ impl Run<'_> {
         let namespace = executor::dependencies::namespace_is_ours(&ex.writer)
             .await?
             .then(|| ex.sides.destination_at.namespace.clone());
+        let lease = self.lease().await?;
+        Ok(Leftovers { namespace, lease })
+    }
+
+    /// The migration's Lease, if there is one: `Lease NS/NAME in CONTEXT` and its holder.
+    async fn lease(&self) -> Result<Option<(String, String)>> {
+        let ex = &self.executor;
         let leases: Api<Lease> = ex.sides.namespaced(Side::Destination);
         let name = journal::object_name(&self.settings.name);
-        let lease = ex
+        Ok(ex
             .sides
             .destination
             .call("read the migration lease", leases.get_opt(&name))
@@ -207,8 +220,7 @@ impl Run<'_> {
                 );
                 let holder = lease.spec.and_then(|s| s.holder_identity);
                 (shown, holder.unwrap_or_default())
-            });
-        Ok(Leftovers { namespace, lease })
+            }))
     }
 
     /// `--rollback` or `--cleanup` without a journal: deletes what [`Self::leftovers`] found,

@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::decide::{Settings, next_step};
 use super::model::{Journal, Names, Observed};
 use super::observe::claim_ordinal;
+use super::step::Step;
 
 /// The version of the `--status` document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -19,6 +20,9 @@ pub struct StatusReport {
     pub journal: Option<JournalSummary>,
     pub ordinals: Vec<OrdinalRow>,
     pub next_step: String,
+    /// The run that holds the migration's Lease now (`host/pid/random`): it is driving.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lease_holder: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -186,7 +190,16 @@ pub fn report(
     let next = if journal.is_none() && observed.destination.set.is_none() {
         "start the migration: protect the PVs, then move ordinals highest first".to_string()
     } else {
-        next_step(journal, observed, settings).describe(names)
+        let step = next_step(journal, observed, settings);
+        let offer = (step == Step::Done)
+            .then(|| {
+                super::cleanup::offer(&settings.name, journal, observed, &names.source_context)
+            })
+            .flatten();
+        match offer {
+            Some(offer) => format!("{}; {offer}", step.describe(names)),
+            None => step.describe(names),
+        }
     };
     StatusReport {
         schema_version: SCHEMA_VERSION,
@@ -211,6 +224,7 @@ pub fn report(
         }),
         ordinals: rows,
         next_step: next,
+        lease_holder: None,
     }
 }
 

@@ -29,6 +29,18 @@ async fn migration_moves_everything(policy: &str, polling: bool) {
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("Done: web runs in km-b"), "{err}");
+    // What is left to do, and what it deletes, in the Done line and in --status.
+    let offer = "--cleanup would delete the leftover StatefulSet, 10 PVC and 10 PV object(s) of web in km-a (the storage is kept)";
+    assert!(
+        err.contains(&format!("\nOnce it serves well there, {offer}.")),
+        "{err}"
+    );
+    let status = run(migrate(pair.ns(), &["--status"]));
+    assert!(
+        String::from_utf8_lossy(&status.stdout)
+            .contains(&format!("next: nothing left to do; {offer}\n")),
+        "{status:?}"
+    );
     assert_moved(&pair, &before, 5).await;
     observer.assert_never_split();
     let requests = |what: &dyn Fn(&str) -> bool| err.lines().filter(|l| what(l)).count();

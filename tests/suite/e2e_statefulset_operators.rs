@@ -363,7 +363,7 @@ async fn a_driver_stopped_past_its_lease_stops_after_sigcont_and_leaves_the_new_
     let args = ["--yes", "--health-check", "sleep 2"];
     let clients = [scene.pair.a.clone(), scene.pair.b.clone()];
     let runtime = tokio::runtime::Handle::current();
-    let (stopped_pid, new_pid, stopped, new, posted_while_stopped) =
+    let (stopped_pid, new_pid, stopped, new, (posted_while_stopped, status)) =
         tokio::task::spawn_blocking(move || {
             let driver = Running::start(&ns, &args);
             driver.wait_for_step("step-started", &["verify"]);
@@ -375,12 +375,25 @@ async fn a_driver_stopped_past_its_lease_stops_after_sigcont_and_leaves_the_new_
             // Whatever it said before it was stopped has been read by now.
             driver.drain();
             let posted = runtime.block_on(events_posted_by(&clients, &ns, driver.pid()));
+            // --status names the run that drives now.
+            let status = run(migrate_to(&ns, CONTEXT_B, &["--status"]));
+            let status = String::from_utf8_lossy(&status.stdout).into_owned();
             drop(pause);
             let pids = (driver.pid(), second.pid());
-            (pids.0, pids.1, driver.finish(), second.finish(), posted)
+            (
+                pids.0,
+                pids.1,
+                driver.finish(),
+                second.finish(),
+                (posted, status),
+            )
         })
         .await
         .unwrap();
+    assert!(
+        status.contains("; lease held by ") && status.contains(&format!("/{new_pid}/")),
+        "--status names the driver: {status}"
+    );
     let (status, after_cont, err) = stopped;
     assert_eq!(status.code(), Some(3), "{err}");
     assert!(

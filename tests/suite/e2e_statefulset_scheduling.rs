@@ -170,9 +170,7 @@ async fn pods_whose_affinity_a_destination_node_meets_move_onto_it() {
         "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [
                 {"key": "kubernetes.io/hostname", "operator": "In", "values": ["a-node-1", "b-node-2"]}]}]}}},
-        "containers": [{"name": "app", "image": "registry.example/app:1"}]}},
-        // As the rollback tests' sets, so that a rollback restores it.
-        "persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}});
+        "containers": [{"name": "app", "image": "registry.example/app:1"}]}}});
     pair.create_set(1, &["data"], "OrderedReady", affine).await;
     let observer = SplitBrainObserver::start(pair.ns());
     let ns = pair.ns().to_string();
@@ -210,7 +208,9 @@ async fn set_that_cannot_run_in_b(prefix: &str) -> (Pair, String) {
     let affine = json!({"template": {"metadata": {"labels": {"app": "web"}}, "spec": {
         "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"km-anchor": suffix}}, "topologyKey": "kubernetes.io/hostname"}]}},
-        "containers": [{"name": "app", "image": "registry.example/app:1"}]}}});
+        "containers": [{"name": "app", "image": "registry.example/app:1"}]}},
+        // As the rollback tests' sets, so that a rollback restores it.
+        "persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}});
     pair.create_set(1, &["data"], "OrderedReady", affine).await;
     (pair, suffix)
 }

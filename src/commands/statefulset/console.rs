@@ -284,7 +284,13 @@ impl Operator for Console {
                 });
                 self.close();
                 if !self.json {
-                    let text = format!("{text}{}", summary.unwrap_or_default());
+                    // The summary ends the first line; what follows it (the next step) stays
+                    // below.
+                    let summary = summary.unwrap_or_default();
+                    let text = match text.split_once('\n') {
+                        Some((first, rest)) => format!("{first}{summary}\n{rest}"),
+                        None => format!("{text}{summary}"),
+                    };
                     anstream::eprintln!("{}", output::fill(&self.tagged(&text)));
                 }
             }

@@ -102,6 +102,10 @@ impl Tabular for StatusReport {
             ),
             None => "journal: none".into(),
         };
+        let journal = match &self.lease_holder {
+            Some(holder) => format!("{journal}; lease held by {holder} (driving now)"),
+            None => journal,
+        };
         format!(
             "{}\n{}\n{}\n{journal}\nnext: {}\n",
             output::trim_lines(&self.table().to_string()),
