@@ -202,6 +202,17 @@ async fn three_sets_move_two_at_a_time_survive_a_kill_and_roll_back_together() {
         assert_eq!(moved.get(claim), Some(volume), "{claim} in B");
     }
 
+    // --status of the selection: each set's table under its name.
+    let out = run(selection(pair.ns(), &["--status"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = String::from_utf8_lossy(&out.stdout);
+    for name in SELECTED {
+        assert!(
+            shown.contains(&format!("StatefulSet {name}:\n")),
+            "{name} missing from: {shown}"
+        );
+    }
+
     // Back again, all three, each from its own journal.
     let out = run(selection(pair.ns(), &["--rollback"]));
     assert!(

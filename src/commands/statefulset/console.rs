@@ -83,6 +83,11 @@ impl Console {
 
     /// The console of one set of a selection: the selection asked its one question already,
     /// each line names the set, and a progress bar shows only when `bars` (one set at a time).
+    /// The set this console speaks for, when it is one of a selection.
+    pub fn set(&self) -> Option<&str> {
+        self.set.as_deref()
+    }
+
     pub fn for_set(json: bool, resume: String, set: &str, bars: bool) -> Console {
         Console {
             set: Some(set.to_string()),

@@ -586,7 +586,17 @@ fn report(
                 Err(Error::PreflightFailed { problems: rejected })
             })
         }
-        Ok(Outcome::Status(report)) => output::print(&report, format),
+        Ok(Outcome::Status(report)) => {
+            // One of a selection: each table says whose it is (the documents carry the name),
+            // written whole while sets run in parallel (stdout's lock is reentrant).
+            let _whole = std::io::stdout().lock();
+            if format == OutputFormat::Table
+                && let Some(set) = console.set()
+            {
+                anstream::println!("StatefulSet {set}:");
+            }
+            output::print(&report, format)
+        }
         Ok(Outcome::Cleaned(report)) => output::print(&report, format),
         Ok(Outcome::Rebuilt(rebuilt)) => output::print(&rebuilt, format),
         Ok(Outcome::Finished) => {
