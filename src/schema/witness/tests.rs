@@ -136,7 +136,7 @@ fn each_narrowed_constraint_has_a_witness_at_its_path() {
         (
             "{type: object, properties: {a: {type: array, items: {type: string}}}}",
             "{type: object, properties: {a: {type: array, items: {type: string}, x-kubernetes-list-type: set}}}",
-            "x-kubernetes-list-type-changed",
+            "x-kubernetes-list-type-narrowed",
             ".spec.a: [\"a\",\"a\"]",
         ),
         (
