@@ -1249,11 +1249,16 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
             if let Some(other) = case.other_root(*i) {
                 apply_defaults(other, &mut defaulted);
             }
-            for at in instances(&defaulted, &case.steps) {
+            for (k, at) in instances(&defaulted, &case.steps).into_iter().enumerate() {
                 match rule.evaluate(o, at) {
                     Verdict::Pass => {}
                     Verdict::Fail(message) => {
-                        let short = format!("{}: {}", concrete(&case.steps), short_value(at));
+                        // The table shows the object as sent (as JSON does), not as defaulted.
+                        let sent = instances(&object, &case.steps)
+                            .get(k)
+                            .copied()
+                            .unwrap_or(at);
+                        let short = format!("{}: {}", concrete(&case.steps), short_value(sent));
                         f.class = Class::Breaking;
                         f.message = format!(
                             "CEL rule {:?} added; it rejects an object the baseline accepts",

@@ -411,3 +411,22 @@ fn a_witness_is_rejected_for_its_own_findings_reason() {
     let w = witnessed(&a, &b, "minLength-narrowed");
     assert_eq!(w.object["spec"]["host"], "", "{}", w.object);
 }
+
+/// Issue 29 defect 10: a CEL rule that fails once the other source's default is applied was
+/// shown in the table as defaulted (`{"extra":false,"size":1}`) and in JSON as sent
+/// (`{"size":1}`); both show the object as sent.
+#[test]
+fn the_table_and_json_show_the_same_cel_witness() {
+    let a = crd("{type: object, properties: {size: {type: integer}}}");
+    let b = crd(
+        "{type: object, x-kubernetes-validations: [{rule: '!has(self.extra)'}], properties: {size: {type: integer}, extra: {type: boolean, default: false}}}",
+    );
+    let w = witnessed(&a, &b, "x-kubernetes-validations-added");
+    assert!(w.object["spec"].get("extra").is_none(), "{}", w.object);
+    assert_eq!(
+        w.short,
+        format!(".spec: {}", short_value(&w.object["spec"])),
+        "{}",
+        w.object
+    );
+}
