@@ -14,7 +14,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use granit_parser::{Event, Options, Parser, ScalarStyle, Span, Tag};
+use granit_parser::{Event, Options, Parser, ScalarStyle, Span, StructureStyle, Tag};
 use serde_json::{Map, Number, Value};
 
 use crate::error::{Error, Result};
@@ -296,6 +296,67 @@ fn check_escapes(raw: &str) -> std::result::Result<(), &'static str> {
     Ok(())
 }
 
+/// The text as kubectl hands it to go-yaml, and as granit-parser then reads it like go-yaml:
+///
+/// - kubectl splits the stream at `---` lines first and go-yaml reads each part on its own,
+///   skipping a byte-order mark at its start: such a mark on the line after a separator that
+///   ends a part goes. (A separator with nothing before it in its part stays in the part, and
+///   a mark after it is content.)
+/// - YAML 1.1 (go-yaml) breaks lines at NEL (U+0085), which it reads as a line feed; YAML 1.2
+///   (granit) sees an ordinary character.
+fn as_kubectl_splits(text: &str) -> Cow<'_, str> {
+    let bom_after_separator = text.contains('\u{feff}')
+        && text
+            .split_inclusive('\n')
+            .zip(text.split('\n').skip(1))
+            .any(|(line, next)| is_separator(line) && next.starts_with('\u{feff}'));
+    if !bom_after_separator && !text.contains('\u{85}') {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    // Whether the part being read has a line yet, and whether the line before ended a part.
+    let (mut part_has_lines, mut part_starts) = (false, true);
+    for line in text.split_inclusive('\n') {
+        let line = match line.strip_prefix('\u{feff}') {
+            Some(rest) if part_starts => rest,
+            _ => line,
+        };
+        part_starts = is_separator(line) && part_has_lines;
+        part_has_lines = !part_starts;
+        out.push_str(&line.replace('\u{85}', "\n"));
+    }
+    Cow::Owned(out)
+}
+
+/// A line kubectl splits documents at: `---`, then nothing but blanks or a comment.
+fn is_separator(line: &str) -> bool {
+    line.strip_prefix("---")
+        .is_some_and(|rest| rest.trim().is_empty() || rest.trim_start().starts_with('#'))
+}
+
+/// LS and PS (U+2028, U+2029) break lines in YAML 1.1 as NEL does, so the structure is read
+/// from a copy where each is blanks and a line feed of the same byte length (a plain scalar
+/// continued at column 0 is then an error, as in kubectl). The values of the scalars that held
+/// one are read again from the text itself: see [`with_yaml_1_1_breaks`].
+fn breaks_as_line_feeds(text: &str) -> Cow<'_, str> {
+    if !text.contains(['\u{2028}', '\u{2029}']) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.replace(['\u{2028}', '\u{2029}'], "  \n"))
+}
+
+/// A plain or quoted scalar whose source (`raw`, its span in the text) holds LS or PS, as
+/// go-yaml folds it: the break stays in the value and the blanks around it go.
+fn with_yaml_1_1_breaks(raw: &str) -> Option<String> {
+    let (event, _) = Parser::new_from_str(raw)
+        .filter_map(std::result::Result::ok)
+        .find(|(event, _)| matches!(event, Event::Scalar(..)))?;
+    let Event::Scalar(text, ..) = event else {
+        return None;
+    };
+    Some(yaml_1_1_breaks(text).into_owned())
+}
+
 /// YAML 1.1 also breaks lines at LS and PS (U+2028, U+2029), which go-yaml keeps in the
 /// value, dropping the blanks around them as around any line break; YAML 1.2 readers see
 /// ordinary characters.
@@ -327,12 +388,22 @@ enum Open {
     Sequence {
         items: Vec<Value>,
         anchor: usize,
+        flow: bool,
     },
     Mapping {
         members: Map<String, Value>,
         anchor: usize,
         key: Option<Key>,
+        flow: bool,
     },
+}
+
+impl Open {
+    fn is_flow(&self) -> bool {
+        match self {
+            Open::Sequence { flow, .. } | Open::Mapping { flow, .. } => *flow,
+        }
+    }
 }
 
 /// A mapping key read, before its value.
@@ -347,10 +418,47 @@ fn at(source: &str, span: &Span) -> String {
     format!("{source}: line {}", span.start.line())
 }
 
-fn yaml_documents(input: &str, source: &str) -> Result<Vec<Value>> {
-    check_separators(input, source)?;
+/// How many lone dashes in flow style one file may have: each is read by parsing again.
+const MAX_LONE_DASHES: usize = 64;
+
+fn yaml_documents(text: &str, source: &str) -> Result<Vec<Value>> {
+    check_separators(text, source)?;
+    let mut split = as_kubectl_splits(text);
+    let lone_dash = std::cell::Cell::new(None);
+    for _ in 0..MAX_LONE_DASHES {
+        match read_split(&split, source, &lone_dash) {
+            Err(_) if lone_dash.get().is_some() => {
+                // go-yaml reads a `-` before `,`, `]` or `}` in flow style as the string "-";
+                // granit-parser refuses it, so it is quoted and the text read again.
+                let at = lone_dash.take().expect("checked above");
+                split = Cow::Owned(format!("{}\"-\"{}", &split[..at], &split[at + 1..]));
+            }
+            read => return read,
+        }
+    }
+    Err(Error::input(
+        source,
+        format!("more than {MAX_LONE_DASHES} lone dashes (-) in flow collections"),
+    ))
+}
+
+/// The documents of `split` (the text as kubectl splits it). When granit-parser refuses a `-`
+/// that go-yaml reads as a string, its byte offset is left in `lone_dash`.
+fn read_split(
+    split: &str,
+    source: &str,
+    lone_dash: &std::cell::Cell<Option<usize>>,
+) -> Result<Vec<Value>> {
+    let input = breaks_as_line_feeds(split);
+    // Where `input` differs from `split` (LS and PS), scalars are read again from `split`.
+    let values_from = matches!(input, Cow::Owned(_)).then_some(split);
+    let input = &*input;
     let mut options = Options::default();
     options.emit_comments = false;
+    // go-yaml refuses directives: kubectl's split at `---` leaves each one without its document.
+    options.disallow_directives = true;
+    // A byte-order mark inside a document is content to go-yaml (libyaml).
+    options.bom_inside_document_as_content = true;
     // The scanner reads ahead of the events, so its limits are ours: past them it says why.
     options.flow_nesting_limit = MAX_DEPTH;
     options.block_nesting_limit = MAX_DEPTH;
@@ -358,6 +466,17 @@ fn yaml_documents(input: &str, source: &str) -> Result<Vec<Value>> {
     let invalid = |e: granit_parser::ScanError| {
         if matches!(e.kind(), granit_parser::ErrorKind::RecursionLimitExceeded) {
             return too_deep_at(source, e.marker().line());
+        }
+        if matches!(
+            e.kind(),
+            granit_parser::ErrorKind::PlainScalarStartsWithDashFlowIndicator
+        ) && let Some(at) = e.marker().byte_offset()
+            && matches!(
+                split.as_bytes().get(at..at + 2),
+                Some([b'-', b',' | b']' | b'}'])
+            )
+        {
+            lone_dash.set(Some(at));
         }
         Error::input_because(source, "invalid YAML", e)
     };
@@ -386,22 +505,24 @@ fn yaml_documents(input: &str, source: &str) -> Result<Vec<Value>> {
                 if stack.len() >= MAX_DEPTH {
                     return Err(too_deep(source, &span));
                 }
-                stack.push(if matches!(event, Event::SequenceStart(..)) {
-                    Open::Sequence {
+                stack.push(match event {
+                    Event::SequenceStart(style, ..) => Open::Sequence {
                         items: Vec::new(),
                         anchor,
-                    }
-                } else {
-                    Open::Mapping {
+                        flow: style == StructureStyle::Flow,
+                    },
+                    Event::MappingStart(style, ..) => Open::Mapping {
                         members: Map::new(),
                         anchor,
                         key: None,
-                    }
+                        flow: style == StructureStyle::Flow,
+                    },
+                    _ => unreachable!("matched above"),
                 });
                 continue;
             }
             Event::SequenceEnd => match stack.pop() {
-                Some(Open::Sequence { items, anchor }) => (Value::Array(items), anchor),
+                Some(Open::Sequence { items, anchor, .. }) => (Value::Array(items), anchor),
                 _ => unreachable!("the parser pairs sequence events"),
             },
             Event::MappingEnd => match stack.pop() {
@@ -415,18 +536,43 @@ fn yaml_documents(input: &str, source: &str) -> Result<Vec<Value>> {
                     check_escapes(span.slice(input).unwrap_or(""))
                         .map_err(|m| Error::input(at(source, &span), m))?;
                 }
-                let text = match style {
-                    ScalarStyle::Plain | ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted => {
-                        yaml_1_1_breaks(text)
-                    }
+                let raw = values_from
+                    .zip(span.byte_range())
+                    .and_then(|(split, range)| split.get(range))
+                    .filter(|raw| raw.contains(['\u{2028}', '\u{2029}']));
+                let text = match (style, raw) {
+                    (
+                        ScalarStyle::Plain | ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted,
+                        Some(raw),
+                    ) => Cow::Owned(with_yaml_1_1_breaks(raw).ok_or_else(|| {
+                        Error::input(at(source, &span), "a line separator go-yaml cannot read")
+                    })?),
                     _ => text,
                 };
-                if let Some(Open::Mapping {
+                let plain = style == ScalarStyle::Plain && tag.is_none();
+                // In flow style go-yaml reads `?` as the start of a key even without a blank
+                // after it (`[a, ?x]` holds the mapping {x: null}).
+                let flow_key = match stack.last() {
+                    Some(open) if plain && open.is_flow() => text.strip_prefix('?'),
+                    _ => None,
+                };
+                if let Some(key) = flow_key
+                    && matches!(stack.last(), Some(Open::Sequence { .. }))
+                {
+                    let key = key_text(resolve_plain(key))
+                        .map_err(|m| Error::input(at(source, &span), m))?;
+                    let mut pair = Map::new();
+                    pair.insert(key, Value::Null);
+                    (Value::Object(pair), anchor)
+                } else if let Some(Open::Mapping {
                     key: key @ None, ..
                 }) = stack.last_mut()
                 {
                     // A key: kept until its value is read.
-                    let plain = style == ScalarStyle::Plain && tag.is_none();
+                    let text = match flow_key {
+                        Some(rest) => Cow::Owned(rest.to_string()),
+                        None => text,
+                    };
                     *key = Some(if plain && text == "<<" {
                         Key::Merge
                     } else {
@@ -441,10 +587,11 @@ fn yaml_documents(input: &str, source: &str) -> Result<Vec<Value>> {
                         }
                     }
                     continue;
+                } else {
+                    let scalar = scalar(text, style, tag.as_deref())
+                        .map_err(|m| Error::input(at(source, &span), m))?;
+                    (json_of(scalar, source, &span)?, anchor)
                 }
-                let scalar = scalar(text, style, tag.as_deref())
-                    .map_err(|m| Error::input(at(source, &span), m))?;
-                (json_of(scalar, source, &span)?, anchor)
             }
             Event::Alias(id) => {
                 let Some((value, size)) = anchors.get(&id) else {
@@ -569,7 +716,8 @@ fn scalar<'a>(
     };
     let core = (tag.handle() == "tag:yaml.org,2002:").then(|| tag.suffix());
     let want = match core {
-        Some(want @ ("bool" | "int" | "float")) => want,
+        Some(want @ ("bool" | "int" | "float" | "null")) => want,
+        Some("binary") => return go_base64(&text).map(Scalar::Str),
         // `!!str`, `!!timestamp` (kept as its text), and tags go-yaml does not resolve.
         _ => return Ok(Scalar::Str(text)),
     };
@@ -578,12 +726,36 @@ fn scalar<'a>(
         ("bool", Some(b @ Scalar::Bool(_))) => Ok(b),
         ("int", Some(n @ (Scalar::Int(_) | Scalar::Uint(_)))) => Ok(n),
         ("float", Some(f @ Scalar::Float(_))) => Ok(f),
+        ("null", Some(Scalar::Null)) => Ok(Scalar::Null),
         #[allow(clippy::cast_precision_loss)] // As Go converts.
         ("float", Some(Scalar::Int(n))) => Ok(Scalar::Float(n as f64)),
         #[allow(clippy::cast_precision_loss)]
         ("float", Some(Scalar::Uint(n))) => Ok(Scalar::Float(n as f64)),
         _ => Err(format!("cannot decode {text:?} as a !!{want}")),
     }
+}
+
+/// A `!!binary` scalar as go-yaml decodes it (Go's standard base64, which skips line breaks)
+/// and kubectl then writes it into JSON: each byte that is not UTF-8 becomes U+FFFD.
+fn go_base64(text: &str) -> std::result::Result<Cow<'static, str>, String> {
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const GO_STD_ENCODING: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_allow_trailing_bits(true)
+            .with_decode_padding_mode(DecodePaddingMode::RequireCanonical),
+    );
+    let joined: String = text.chars().filter(|c| !matches!(c, '\r' | '\n')).collect();
+    let bytes = GO_STD_ENCODING
+        .decode(joined)
+        .map_err(|_| "a !!binary value that is not base64".to_string())?;
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        out.extend(chunk.invalid().iter().map(|_| char::REPLACEMENT_CHARACTER));
+    }
+    Ok(Cow::Owned(out))
 }
 
 fn json_of(scalar: Scalar<'_>, source: &str, span: &Span) -> Result<Value> {

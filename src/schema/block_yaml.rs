@@ -30,7 +30,7 @@ pub fn parse_documents(text: &str) -> Option<Vec<Value>> {
 
 /// [`parse_documents`], into the tree that borrows plain scalars and keys from `text`.
 pub fn parse_borrowed(text: &str) -> Option<Vec<Json<'_>>> {
-    if unprintable_tab_or_return(text) || text.starts_with('\u{feff}') {
+    if unprintable_tab_or_return(text) {
         return None;
     }
     let mut reader = Reader {
@@ -57,9 +57,9 @@ pub fn parse_borrowed(text: &str) -> Option<Vec<Json<'_>>> {
     }
 }
 
-/// Whether `text` has a tab or a carriage return (left to the reference reader), or a character YAML
-/// does not allow in a stream (the reference reader's error): a control character other than the line
-/// feed, DEL, a C1 control other than NEL, U+FFFE or U+FFFF.
+/// Whether `text` has a tab, a carriage return or a byte-order mark (left to the reference
+/// reader), or a character YAML does not allow in a stream (the reference reader's error): a
+/// control character other than the line feed, DEL, a C1 control other than NEL, U+FFFE or U+FFFF.
 fn unprintable_tab_or_return(text: &str) -> bool {
     text.bytes().any(|b| (b < 0x20 && b != b'\n') || b == 0x7f)
         || !text.is_ascii()
@@ -67,7 +67,13 @@ fn unprintable_tab_or_return(text: &str) -> bool {
                 // NEL, LS and PS break lines in YAML 1.1 (kubectl's reader) but not in 1.2.
                 matches!(
                     c,
-                    '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' | '\u{fffe}' | '\u{ffff}'
+                    '\u{80}'
+                        ..='\u{9f}'
+                            | '\u{2028}'
+                            | '\u{2029}'
+                            | '\u{feff}'
+                            | '\u{fffe}'
+                            | '\u{ffff}'
                 )
             })
 }

@@ -135,8 +135,19 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     ("x-kubernetes-preserve-unknown-fields-widened", "compatible"),
     ("x-kubernetes-embedded-resource-changed", "breaking"),
-    ("x-kubernetes-list-type-changed", "breaking"),
-    ("x-kubernetes-list-map-keys-changed", "breaking"),
+    (
+        "x-kubernetes-list-type-widened",
+        "compatible: set or map -> atomic, duplicate items accepted",
+    ),
+    (
+        "x-kubernetes-list-type-narrowed",
+        "breaking: atomic -> set or map, duplicate items refused",
+    ),
+    ("x-kubernetes-list-type-changed", "breaking: set <-> map"),
+    (
+        "x-kubernetes-list-map-keys-changed",
+        "breaking: other keys of a map list (with the list type, one finding)",
+    ),
     ("x-kubernetes-map-type-changed", "breaking"),
     (
         "additionalProperties-changed",
@@ -848,14 +859,21 @@ impl Walker<'_> {
             "x-kubernetes-list-type",
             list_type,
             show_opt,
-            judge_any_change(show_opt),
+            judge_list_type,
         );
+        // Keys matter where both sides are map lists; a change to or from one is the list
+        // type's finding alone.
         self.rule(
             &at,
             "x-kubernetes-list-map-keys",
-            |s| s.list_map_keys.clone(),
-            |k| k.join(", "),
-            judge_any_change(|k: &Vec<String>| format!("[{}]", k.join(", "))),
+            |s| (list_type(s).as_deref() == Some("map")).then(|| s.list_map_keys.clone()),
+            |k| k.as_ref().map(|k| k.join(", ")).unwrap_or_default(),
+            |b, o| match (b, o) {
+                (Some(_), Some(_)) => judge_any_change(|k: &Option<Vec<String>>| {
+                    format!("[{}]", k.as_deref().unwrap_or_default().join(", "))
+                })(b, o),
+                _ => None,
+            },
         );
         self.rule(
             &at,
@@ -1078,6 +1096,19 @@ fn list_type(s: &Schema) -> Option<String> {
     match (&s.list_type, s.type_.as_deref()) {
         (None, Some("array")) => Some("atomic".into()),
         (t, _) => t.clone(),
+    }
+}
+
+/// What each side accepts: an atomic list takes any items, a set or a map list refuses
+/// duplicates (by value, or by key), so a move to atomic accepts more and one from it less.
+fn judge_list_type(b: &Option<String>, o: &Option<String>) -> Verdict {
+    let atomic = |t: &Option<String>| t.as_deref().is_none_or(|t| t == "atomic");
+    let shown = format!("{} -> {}", show_opt(b), show_opt(o));
+    match (atomic(b), atomic(o)) {
+        _ if b == o => None,
+        (false, true) => Some((Change::Widened, Class::Compatible, shown)),
+        (true, false) => Some((Change::Narrowed, Class::Breaking, shown)),
+        _ => Some((Change::Changed, Class::Breaking, shown)),
     }
 }
 

@@ -775,47 +775,109 @@ fn search(case: &Case, f: &Finding) -> Outcome {
     }
     let at = concrete(&case.steps);
     let (plans, expect) = plans(case, f, &others, &mut g);
-    // Twice: first only objects the other source rejects for a reason at the finding's path,
-    // then any it rejects.
     let mut tried = Vec::new();
     for (steps, placement) in &plans {
         if let Some(object) = case.build(&mut g, steps, placement) {
             tried.push(object);
         }
     }
-    for strict in [true, false] {
-        for object in &tried {
-            if !validate_object(case.root, object).is_valid() {
+    // The witness that shows its own finding best: rejected only for reasons at its path if
+    // some object is (so an unrelated rule the other source adds does not reject it too), or
+    // else at its parent, or for some reason there, or for any.
+    let mut best: Option<(Isolation, usize, &Value, Vec<String>)> = None;
+    for object in &tried {
+        if !validate_object(case.root, object).is_valid() {
+            continue;
+        }
+        for &i in &others {
+            let Some(other) = case.other_root(i) else {
                 continue;
+            };
+            let verdict = validate_object(other, object);
+            let reasons: Vec<String> = verdict.violations.iter().map(ToString::to_string).collect();
+            let isolation = match expect {
+                Expect::Rejected => isolation(&reasons, &at, &f.attribute),
+                Expect::StoredDifferently => reasons.is_empty().then_some(Isolation::OnlyAtPath),
+            };
+            let Some(isolation) = isolation else { continue };
+            if best.as_ref().is_none_or(|(b, ..)| isolation < *b) {
+                best = Some((isolation, i, object, reasons));
             }
-            for &i in &others {
-                let Some(other) = case.other_root(i) else {
-                    continue;
-                };
-                let verdict = validate_object(other, object);
-                let reasons: Vec<String> =
-                    verdict.violations.iter().map(ToString::to_string).collect();
-                let shows = match expect {
-                    Expect::Rejected => {
-                        !reasons.is_empty()
-                            && (!strict
-                                || reasons
-                                    .iter()
-                                    .any(|r| about(r, &at) || about(r, parent(&at))))
-                    }
-                    Expect::StoredDifferently => reasons.is_empty(),
-                };
-                if shows {
-                    let short = short_form(object, &case.steps, f);
-                    return found(i, expect, object.clone(), short, reasons);
-                }
+            if isolation == Isolation::OnlyAtPath {
+                break;
             }
         }
+        if best
+            .as_ref()
+            .is_some_and(|(b, ..)| *b == Isolation::OnlyAtPath)
+        {
+            break;
+        }
+    }
+    if let Some((_, i, object, reasons)) = best {
+        let short = short_form(object, &case.steps, f);
+        return found(i, expect, object.clone(), short, reasons);
     }
     Outcome::None(format!(
         "none of {} objects built from the baseline's schema is accepted there and rejected by another source",
         tried.len()
     ))
+}
+
+/// How well a rejection shows a finding at `at`, best first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Isolation {
+    /// Every reason is the finding's own: at its path, said as its attribute says it.
+    OnlyAtPath,
+    /// Every reason is at the path, the finding's own among them.
+    OwnAmongOthersAtPath,
+    /// Every reason is at the path or its parent (a required field, an unknown one).
+    OnlyAtPathOrParent,
+    /// Some reason is there, others elsewhere.
+    AlsoElsewhere,
+    /// Rejected, for reasons elsewhere only.
+    Elsewhere,
+}
+
+/// How the validator words a rejection by `attribute`, where it is one keyword's alone.
+fn reason_of(attribute: &str) -> Option<&'static str> {
+    Some(match attribute {
+        "minimum" => "must be greater than",
+        "maximum" => "must be less than",
+        "multipleOf" => "must be a multiple of",
+        "minLength" => "should be at least",
+        "maxLength" => "Too long:",
+        "pattern" => "should match",
+        "format" => "must be of format",
+        "enum" => "Unsupported value:",
+        "type" => "must be of type",
+        "nullable" => "must not be null",
+        "minItems" => "items",
+        "maxItems" => "items",
+        "minProperties" | "maxProperties" => "properties",
+        _ => return None,
+    })
+}
+
+/// How well `reasons` (a rejection's) show a finding of `attribute` at `at`; `None` when not
+/// rejected.
+fn isolation(reasons: &[String], at: &str, attribute: &str) -> Option<Isolation> {
+    let here = |r: &String| about(r, at);
+    let own = |r: &String| here(r) && reason_of(attribute).is_none_or(|words| r.contains(words));
+    let near = |r: &String| about(r, at) || about(r, parent(at));
+    if reasons.is_empty() {
+        None
+    } else if reasons.iter().all(own) {
+        Some(Isolation::OnlyAtPath)
+    } else if reasons.iter().all(here) && reasons.iter().any(own) {
+        Some(Isolation::OwnAmongOthersAtPath)
+    } else if reasons.iter().all(near) {
+        Some(Isolation::OnlyAtPathOrParent)
+    } else if reasons.iter().any(near) {
+        Some(Isolation::AlsoElsewhere)
+    } else {
+        Some(Isolation::Elsewhere)
+    }
 }
 
 fn parent(at: &str) -> &str {
@@ -998,8 +1060,15 @@ fn edge_values(g: &mut Generator, b: &Schema, o: &Schema) -> Vec<Value> {
     if let Some(m) = o.max_length {
         v.push(g.string(b, m as usize + 1));
     }
-    if o.min_length.unwrap_or(0) > b.min_length.unwrap_or(0) {
-        v.push(g.string(b, 0));
+    // One short of the other's minimum length: `minLength: 1` added is shown by "" (the
+    // generator's strings are otherwise never empty).
+    if let Some(m) = o.min_length
+        && m > b.min_length.unwrap_or(0)
+    {
+        v.push(match m - 1 {
+            0 => Value::from(""),
+            below => g.string(b, below as usize),
+        });
     }
     if let Some(m) = o.max_items {
         v.push(g.items(b, m as usize + 1, 0));
@@ -1180,11 +1249,16 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
             if let Some(other) = case.other_root(*i) {
                 apply_defaults(other, &mut defaulted);
             }
-            for at in instances(&defaulted, &case.steps) {
+            for (k, at) in instances(&defaulted, &case.steps).into_iter().enumerate() {
                 match rule.evaluate(o, at) {
                     Verdict::Pass => {}
                     Verdict::Fail(message) => {
-                        let short = format!("{}: {}", concrete(&case.steps), short_value(at));
+                        // The table shows the object as sent (as JSON does), not as defaulted.
+                        let sent = instances(&object, &case.steps)
+                            .get(k)
+                            .copied()
+                            .unwrap_or(at);
+                        let short = format!("{}: {}", concrete(&case.steps), short_value(sent));
                         f.class = Class::Breaking;
                         f.message = format!(
                             "CEL rule {:?} added; it rejects an object the baseline accepts",

@@ -6,9 +6,13 @@
 //!
 //! Generated CRD-like documents are written in many YAML styles (quoting, block scalars,
 //! comments, anchors, merge keys, flow style, CRLF, BOM, several documents, YAML 1.1 words and
-//! numbers, keys YAML 1.1 converts), and so are the fixed cases and the real-world CRD files.
+//! numbers, keys YAML 1.1 converts, `!!binary` and `!!null` tags, `?` and `-` in flow style, YAML
+//! 1.1's line breaks NEL, LS and PS, directives, a BOM after a separator), and so are the fixed
+//! cases and the real-world CRD files.
 use crate::support;
 
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
 use kubectl_migrate::manifest::yaml;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -93,6 +97,120 @@ fn the_real_world_crd_files_read_as_kubectl_reads_them() {
         }
     }
     assert_eq!(files, 14);
+}
+
+/// Each cause of disagreement the issue found, with the variants around it that kubectl reads
+/// differently from a YAML 1.2 reader. `expect_refused` says which kubectl refuses, so that a
+/// helper that accepted or refused everything would fail here.
+fn assert_agree_on(cases: &[(&str, bool)]) {
+    for (text, refused) in cases {
+        assert_eq!(
+            yaml_truth(text).is_err(),
+            *refused,
+            "kubectl's reading of {text:?} is not what this test expects"
+        );
+        assert_agree(text);
+    }
+}
+
+#[test]
+fn binary_scalars_are_decoded_from_base64_as_kubectl_does() {
+    assert_agree_on(&[
+        ("a: !!binary aGVsbG8=\n", false),
+        ("a: !!binary |\n  aGVs\n  bG8=\n", false),
+        ("a: !!binary \"aGVsbG9=\"\n", false),
+        ("a: !!binary ''\n", false),
+        ("a: !!binary /w==\n", false),
+        ("a: !!binary 4oA=\n", false),
+        ("!!binary aGVsbG8=: 1\n", false),
+        ("a: !!binary aGVsbG8\n", true),
+        ("a: !!binary \"aGVs bG8=\"\n", true),
+        ("a: !!binary >\n  aGVs\n  bG8=\n", true),
+    ]);
+}
+
+#[test]
+fn null_tags_read_as_kubectl_reads_them() {
+    assert_agree_on(&[
+        ("a: !!null \"\"\n", false),
+        ("a: !!null ''\n", false),
+        ("a: !!null\n", false),
+        ("a: !!null ~\n", false),
+        ("a: !!null \"Null\"\n", false),
+        ("a: !!null x\n", true),
+        ("!!null \"\": 1\n", true),
+    ]);
+}
+
+#[test]
+fn a_question_mark_in_flow_starts_a_key_as_kubectl_reads_it() {
+    assert_agree_on(&[
+        ("a: [a, ?x]\n", false),
+        ("[?1, ?y]\n", false),
+        ("a: [?x y, ?x: 1]\n", false),
+        ("a: {?x: 1, ?y}\n", false),
+        ("a: ?x\n", false),
+        ("a: [?]\n", true),
+    ]);
+}
+
+#[test]
+fn a_lone_dash_in_flow_is_a_string_as_kubectl_reads_it() {
+    assert_agree_on(&[
+        ("a: [a, -]\n", false),
+        ("a: [-, -x, -]\n", false),
+        ("a: {-: -}\n", false),
+        ("a: [a, - ]\n", true),
+        ("a: [- x]\n", true),
+    ]);
+}
+
+#[test]
+fn next_lines_fold_as_kubectl_folds_them() {
+    assert_agree_on(&[
+        ("a: x\u{85}  y\n", false),
+        ("a: 'x\u{85}y'\n", false),
+        ("a: \"x\u{85}  y\"\n", false),
+        ("a: x\u{85}b: 1\n", false),
+        ("a: 1 # note\u{85}b: 2\n", false),
+        ("a: x\u{85}y\n", true),
+        ("a: |\n  x\u{85}y\n", true),
+    ]);
+}
+
+#[test]
+fn a_line_separator_breaks_a_plain_scalar_as_kubectl_reads_it() {
+    assert_agree_on(&[
+        ("a: x\u{2028}  y\n", false),
+        ("a: \"x\u{2028}y\"\n", false),
+        ("a: x\u{2028}b: 1\n", false),
+        ("a: x\u{2029}  y\n", false),
+        ("a: x\u{2028}y\n", true),
+        ("a: x\u{2029}y\n", true),
+    ]);
+}
+
+#[test]
+fn directives_are_refused_as_kubectl_refuses_them() {
+    assert_agree_on(&[
+        ("%YAML 1.1\n---\na: 1\n", true),
+        ("%TAG !e! tag:example.com,2000:\n---\na: !e!x 1\n", true),
+        ("a: 1\n---\n%YAML 1.2\n---\nb: 2\n", true),
+        ("a: 100%\nb: '\n%x'\n", false),
+    ]);
+}
+
+#[test]
+fn a_byte_order_mark_after_a_separator_is_read_as_kubectl_reads_it() {
+    assert_agree_on(&[
+        ("a: 1\n---\n\u{feff}b: 2\n", false),
+        ("\u{feff}a: 1\n---\n\u{feff}b: 2\n---\n\u{feff}\n", false),
+        ("a: 1\n---\n\u{feff}# c\nb: 2\n", false),
+        ("a: 1\n---\n# c\n\u{feff}b: 2\n", false),
+        // A separator that ends no document stays in the next one, and the mark is content.
+        ("---\n\u{feff}a: 1\n", false),
+        ("a: 1\n---\n---\n\u{feff}b: 2\n", false),
+    ]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,13 +353,28 @@ impl<I: Iterator<Item = u8>> Style<I> {
     }
 
     fn scalar(&mut self, text: &str, indent: usize) -> String {
-        match self.pick(8) {
-            0 => format!("'{}'", text.replace('\'', "''")),
-            1 => format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"")),
-            2 => format!("|-\n{}{text}", " ".repeat(indent + 2)),
-            3 => format!(">\n{}{text}\n", " ".repeat(indent + 2)),
+        match self.pick(16) {
+            0 | 1 => format!("'{}'", text.replace('\'', "''")),
+            2 | 3 => format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"")),
+            4 | 5 => format!("|-\n{}{text}", " ".repeat(indent + 2)),
+            6 | 7 => format!(">\n{}{text}\n", " ".repeat(indent + 2)),
+            8 => format!("!!binary {}", BASE64_STANDARD.encode(text)),
+            9 => "!!null \"\"".to_string(),
+            10 => self.broken_line(text, indent),
             _ => text.to_string(),
         }
+    }
+
+    /// A plain scalar broken by a line break only YAML 1.1 knows (NEL, LS, PS), continued on
+    /// the same text's next "line" indented enough, or not at all (which kubectl refuses).
+    fn broken_line(&mut self, text: &str, indent: usize) -> String {
+        let line_break = ['\u{85}', '\u{2028}', '\u{2029}'][usize::from(self.pick(3))];
+        let continued = if self.pick(4) == 0 {
+            String::new()
+        } else {
+            " ".repeat(indent + 2)
+        };
+        format!("{text}{line_break}{continued}{text}")
     }
 
     fn flow(&mut self, node: &Node) -> String {
@@ -258,7 +391,18 @@ impl<I: Iterator<Item = u8>> Style<I> {
                 format!("{{{}}}", inner.join(", "))
             }
             Node::Seq(items) => {
-                let inner: Vec<String> = items.iter().map(|v| self.flow(v)).collect();
+                let mut inner: Vec<String> = items
+                    .iter()
+                    .map(|v| match (v, self.pick(8)) {
+                        // go-yaml starts a key at `?` in flow style, blank or not.
+                        (Node::Scalar(s), 0) => format!("?{s}"),
+                        _ => self.flow(v),
+                    })
+                    .collect();
+                if self.pick(8) == 0 {
+                    // A lone `-`, a string to go-yaml.
+                    inner.push("-".into());
+                }
                 format!("[{}]", inner.join(", "))
             }
         }
@@ -330,9 +474,19 @@ fn write_yaml(docs: &[Node], choices: Vec<u8>) -> String {
     if style.pick(8) == 0 {
         out.push('\u{feff}');
     }
+    if style.pick(16) == 0 {
+        // Directives, which kubectl refuses.
+        out.push_str(
+            ["%YAML 1.1\n", "%TAG !e! tag:example.com,2000:\n"][usize::from(style.pick(2))],
+        );
+    }
     for (i, doc) in docs.iter().enumerate() {
         if i > 0 || style.pick(2) == 0 {
             out.push_str("---\n");
+            if style.pick(6) == 0 {
+                // kubectl reads each document on its own, so a byte-order mark may start it.
+                out.push('\u{feff}');
+            }
         }
         if style.pick(4) == 0 {
             out.push_str("# a comment line\n");

@@ -462,3 +462,16 @@ fn characters_yaml_does_not_allow_are_left_to_the_reference() {
         }
     }
 }
+
+#[test]
+fn a_byte_order_mark_anywhere_is_left_to_the_reference() {
+    // kubectl drops one that starts a document after `---` and keeps the others as content.
+    for text in [
+        "a: 1\n---\n\u{feff}b: 2\n",
+        "---\n\u{feff}a: 1\n",
+        "\u{feff}a: 1\n",
+    ] {
+        left(text);
+        assert!(reference(text).is_ok(), "{text:?}");
+    }
+}

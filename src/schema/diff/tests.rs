@@ -895,25 +895,81 @@ fn embedded_resource_changed_is_breaking() {
 }
 
 #[test]
-fn list_type_changed_is_breaking_and_absent_equals_atomic() {
+fn list_type_is_classed_by_what_each_side_accepts_and_absent_equals_atomic() {
     let absent = leaf("{type: array, items: {type: string}}");
     let atomic = leaf("{type: array, x-kubernetes-list-type: atomic, items: {type: string}}");
     let set = leaf("{type: array, x-kubernetes-list-type: set, items: {type: string}}");
     check(&diff2(&absent, &atomic), &[]);
     check(&diff2(&atomic, &absent), &[]);
+    // A set refuses the duplicates an atomic list takes.
     check(
         &diff2(&absent, &set),
         &[(
             "v1",
             ".spec.a",
-            "x-kubernetes-list-type-changed",
+            "x-kubernetes-list-type-narrowed",
             Breaking,
             &[Some("atomic"), Some("set")],
+        )],
+    );
+    check(
+        &diff2(&set, &atomic),
+        &[(
+            "v1",
+            ".spec.a",
+            "x-kubernetes-list-type-widened",
+            Compatible,
+            &[Some("set"), Some("atomic")],
         )],
     );
     // The message shows the values as a person writes them, not as Rust debug text.
     let findings = diff2(&absent, &set);
     assert_eq!(findings[0].message, "atomic -> set");
+}
+
+/// knative's map -> atomic: one finding, a widening (the keys go with the list type).
+#[test]
+fn map_list_to_atomic_is_one_widening_and_back_one_narrowing() {
+    let items = "items: {type: object, required: [name], properties: {name: {type: string}}}";
+    let map = leaf(&format!(
+        "{{type: array, x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [name], {items}}}"
+    ));
+    let atomic = leaf(&format!(
+        "{{type: array, x-kubernetes-list-type: atomic, {items}}}"
+    ));
+    let set = leaf(&format!(
+        "{{type: array, x-kubernetes-list-type: set, {items}}}"
+    ));
+    check(
+        &diff2(&map, &atomic),
+        &[(
+            "v1",
+            ".spec.a",
+            "x-kubernetes-list-type-widened",
+            Compatible,
+            &[Some("map"), Some("atomic")],
+        )],
+    );
+    check(
+        &diff2(&atomic, &map),
+        &[(
+            "v1",
+            ".spec.a",
+            "x-kubernetes-list-type-narrowed",
+            Breaking,
+            &[Some("atomic"), Some("map")],
+        )],
+    );
+    check(
+        &diff2(&map, &set),
+        &[(
+            "v1",
+            ".spec.a",
+            "x-kubernetes-list-type-changed",
+            Breaking,
+            &[Some("map"), Some("set")],
+        )],
+    );
 }
 
 #[test]
@@ -1563,7 +1619,8 @@ fn every_rule_in_the_catalogue_is_tested() {
         cel_rule_with_another_message_is_changed_and_whitespace_does_not_count,
         preserve_unknown_fields_cleared_narrows_and_set_widens,
         embedded_resource_changed_is_breaking,
-        list_type_changed_is_breaking_and_absent_equals_atomic,
+        list_type_is_classed_by_what_each_side_accepts_and_absent_equals_atomic,
+        map_list_to_atomic_is_one_widening_and_back_one_narrowing,
         list_map_keys_changed_is_breaking,
         map_type_changed_is_breaking_and_absent_equals_granular,
         additional_properties_map_against_fixed_fields_breaks_against_any_keys_does_not,

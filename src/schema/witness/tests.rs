@@ -83,7 +83,7 @@ fn each_narrowed_constraint_has_a_witness_at_its_path() {
             "{type: object, properties: {a: {type: string}}}",
             "{type: object, properties: {a: {type: string, minLength: 3}}}",
             "minLength-narrowed",
-            ".spec.a: \"a\"",
+            ".spec.a: \"aa\"",
         ),
         (
             "{type: object, properties: {a: {type: string, enum: [p, q]}}}",
@@ -136,7 +136,7 @@ fn each_narrowed_constraint_has_a_witness_at_its_path() {
         (
             "{type: object, properties: {a: {type: array, items: {type: string}}}}",
             "{type: object, properties: {a: {type: array, items: {type: string}, x-kubernetes-list-type: set}}}",
-            "x-kubernetes-list-type-changed",
+            "x-kubernetes-list-type-narrowed",
             ".spec.a: [\"a\",\"a\"]",
         ),
         (
@@ -364,4 +364,69 @@ proptest! {
         let at = if nested { ".spec.list[0].f" } else { ".spec.f" };
         prop_assert!(w.reasons.iter().any(|r| r.starts_with(at)), "{:?}", w.reasons);
     }
+}
+
+/// Issue 29 defect 10: the new schema narrows `.spec.size` and adds an unrelated CEL rule
+/// that refuses `extra`. Objects that set `extra` break both; the witness breaks only its own.
+#[test]
+fn a_witness_breaks_its_own_finding_and_not_an_unrelated_added_rule() {
+    let a = crd(
+        "{type: object, properties: {size: {type: integer}, extra: {type: boolean}, name: {type: string}}}",
+    );
+    let b = crd(
+        "{type: object, x-kubernetes-validations: [{rule: '!has(self.extra)'}], properties: {size: {type: integer, maximum: 0}, extra: {type: boolean}, name: {type: string, maxLength: 1}}}",
+    );
+    for (rule, at) in [
+        ("maximum-narrowed", ".spec.size"),
+        ("maxLength-narrowed", ".spec.name"),
+    ] {
+        let w = witnessed(&a, &b, rule);
+        assert!(
+            w.reasons.iter().all(|r| r.starts_with(at)),
+            "{rule}: the witness is rejected for other reasons too: {:?} ({})",
+            w.reasons,
+            w.object
+        );
+        assert!(w.object["spec"].get("extra").is_none(), "{}", w.object);
+    }
+}
+
+/// Issue 31 item 1: `minimum` added with `format: int32` and `maximum` is shown by a value
+/// below the minimum, not by one above the maximum; `minLength: 1` added by `""`.
+#[test]
+fn a_witness_is_rejected_for_its_own_findings_reason() {
+    let a = crd("{type: object, properties: {port: {type: integer}, host: {type: string}}}");
+    let b = crd(
+        "{type: object, properties: {port: {type: integer, format: int32, minimum: 1, maximum: 65535}, host: {type: string, minLength: 1}}}",
+    );
+    let w = witnessed(&a, &b, "minimum-narrowed");
+    assert!(
+        w.reasons
+            .iter()
+            .all(|r| r.contains("must be greater than or equal to 1")),
+        "{:?} ({})",
+        w.reasons,
+        w.object
+    );
+    let w = witnessed(&a, &b, "minLength-narrowed");
+    assert_eq!(w.object["spec"]["host"], "", "{}", w.object);
+}
+
+/// Issue 29 defect 10: a CEL rule that fails once the other source's default is applied was
+/// shown in the table as defaulted (`{"extra":false,"size":1}`) and in JSON as sent
+/// (`{"size":1}`); both show the object as sent.
+#[test]
+fn the_table_and_json_show_the_same_cel_witness() {
+    let a = crd("{type: object, properties: {size: {type: integer}}}");
+    let b = crd(
+        "{type: object, x-kubernetes-validations: [{rule: '!has(self.extra)'}], properties: {size: {type: integer}, extra: {type: boolean, default: false}}}",
+    );
+    let w = witnessed(&a, &b, "x-kubernetes-validations-added");
+    assert!(w.object["spec"].get("extra").is_none(), "{}", w.object);
+    assert_eq!(
+        w.short,
+        format!(".spec: {}", short_value(&w.object["spec"])),
+        "{}",
+        w.object
+    );
 }
