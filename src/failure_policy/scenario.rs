@@ -16,6 +16,9 @@
 //! - succeed: {}
 //! - restart:                # restartPolicy OnFailure: containers of the running pod exit
 //!     exitCodes: {main: 1}  # and restart in place (each adds 1 to its restartCount)
+//! - delete: {}              # the running pod is deleted (or evicted) and stays Terminating
+//! - delete:                 # deleted, then its containers stop: it reaches phase Failed so
+//!     fail: {exitCodes: {main: 143}}
 //! ```
 use std::collections::BTreeMap;
 
@@ -40,6 +43,16 @@ pub struct OutcomeSpec {
     pub fail: Option<FailSpec>,
     pub succeed: Option<SucceedSpec>,
     pub restart: Option<RestartSpec>,
+    pub delete: Option<DeleteSpec>,
+}
+
+/// A running pod deleted (or evicted). Without `fail` it stays Terminating (its node is gone,
+/// nothing reports its end); with it, its containers then stop and it reaches phase Failed
+/// in that state.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteSpec {
+    pub fail: Option<FailSpec>,
 }
 
 /// A pod that succeeds: every container exits 0. It has nothing more to say: the controller
@@ -118,6 +131,7 @@ pub fn parse_inline(text: &str, succeed: bool) -> Result<OutcomeSpec, String> {
         fail: (!succeed).then(FailSpec::default),
         succeed: succeed.then(SucceedSpec::default),
         restart: None,
+        delete: None,
     };
     let bad = |part: &str, why: &str| {
         format!(
@@ -209,14 +223,22 @@ fn resolve_each(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, S
     let mut out = Vec::new();
     for (n, spec) in specs.iter().enumerate() {
         let at = format!("outcome {}", n + 1);
-        let result = match (&spec.fail, &spec.succeed, &spec.restart) {
-            (Some(f), None, None) => PodResult::Failed(failed_pod(f, job, &at)?),
-            (None, Some(_), None) => PodResult::Succeeded,
-            (None, None, Some(r)) => restarted(r, job, &at)?,
-            (None, None, None) => return Err(format!("{at}: give fail, succeed or restart")),
+        let result = match (&spec.fail, &spec.succeed, &spec.restart, &spec.delete) {
+            (Some(f), None, None, None) => PodResult::Failed(failed_pod(f, job, &at)?),
+            (None, Some(_), None, None) => PodResult::Succeeded,
+            (None, None, Some(r), None) => restarted(r, job, &at)?,
+            (None, None, None, Some(d)) => PodResult::Deleted(
+                d.fail
+                    .as_ref()
+                    .map(|f| failed_pod(f, job, &format!("{at}: delete")))
+                    .transpose()?,
+            ),
+            (None, None, None, None) => {
+                return Err(format!("{at}: give fail, succeed, restart or delete"));
+            }
             _ => {
                 return Err(format!(
-                    "{at}: give one of fail, succeed and restart, not several"
+                    "{at}: give one of fail, succeed, restart and delete, not several"
                 ));
             }
         };
