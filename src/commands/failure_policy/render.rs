@@ -64,7 +64,7 @@ impl Tabular for SimulateReport {
                 row.push(s.index.map(|i| i.to_string()).unwrap_or_else(|| "-".into()));
             }
             let result = match s.result.as_str() {
-                "failed" => s.result.red().to_string(),
+                "failed" | "deleted" => s.result.red().to_string(),
                 "succeeded" => s.result.green().to_string(),
                 _ => s.result.dimmed().to_string(),
             };
@@ -83,7 +83,7 @@ impl Tabular for SimulateReport {
                     .unwrap_or_else(|| "-".into()),
             );
             row.push(
-                if s.result == "failed" {
+                if s.result == "failed" || s.result == "deleted" {
                     if s.counted { "yes" } else { "no" }
                 } else {
                     "-"
