@@ -204,8 +204,15 @@ impl Tabular for CheckReport {
                     "rejected:".red().bold(),
                     self.job
                 ),
+                // Only what was checked is claimed: without a dry run, the Job spec's
+                // validation, not the pod template's.
+                _ if self.server.as_ref().is_some_and(|s| s.accepted) => format!(
+                    "{} Job {:?} passes the API server's validation, and its dry run accepts it\n",
+                    "valid:".green().bold(),
+                    self.job
+                ),
                 _ => format!(
-                    "{} Job {:?} passes the API server's validation\n",
+                    "{} Job {:?} passes the API server's validation of the Job spec; the pod template is not checked (check --context runs the server's dry run)\n",
                     "valid:".green().bold(),
                     self.job
                 ),

@@ -1064,3 +1064,40 @@ impl Run {
         out.replace(&self.namespace, "<namespace>")
     }
 }
+
+/// The context of the cluster of the older pinned version (OLDER_KUBERNETES_VERSION in
+/// tests/cluster/versions.env), which scripts/test.sh starts beside the others.
+pub const OLDER: &str = "km-older";
+
+/// A client of the older cluster; panics, saying how to start it, when it is absent.
+pub async fn older_client() -> Client {
+    let path = std::env::var_os("KM_TEST_OLDER_KUBECONFIG").unwrap_or_else(|| {
+        panic!(
+            "KM_TEST_OLDER_KUBECONFIG is not set: run scripts/test.sh, or start the older cluster \
+             with KM_KUBERNETES_VERSION=<OLDER_KUBERNETES_VERSION of tests/cluster/versions.env> \
+             KM_CLUSTERS_DIR=target/test-clusters-older KM_PORT_BASE=30000 tests/cluster/start.sh \
+             older and export KM_TEST_OLDER_KUBECONFIG=<the path it prints>"
+        )
+    });
+    let kubeconfig = kube::config::Kubeconfig::read_from(&path).expect("readable kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions {
+            context: Some(OLDER.into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("the context km-older");
+    let client = Client::try_from(config).unwrap();
+    let version = client
+        .apiserver_version()
+        .await
+        .expect("the older cluster answers");
+    assert_eq!(
+        version.git_version,
+        super::pinned_older_kubernetes_version(),
+        "the older cluster runs the pinned version"
+    );
+    client
+}
