@@ -172,6 +172,38 @@ pub fn match_policy(
     default
 }
 
+/// Why no rule of the policy matched a failed pod, in words (`None` when one did, or there are
+/// no rules): the pod's exit codes and conditions against the kinds of rules there are.
+pub fn why_no_rule_matched(rules: &[Rule], pod: &FailedPod) -> Option<String> {
+    if rules.is_empty() {
+        return None;
+    }
+    let mut why = Vec::new();
+    if rules.iter().any(|r| r.on_exit_codes.is_some()) {
+        let codes: Vec<String> = pod
+            .containers
+            .iter()
+            .chain(&pod.init_containers)
+            .filter_map(|c| c.exit_code.filter(|code| *code != 0))
+            .map(|code| code.to_string())
+            .collect();
+        why.push(if codes.is_empty() {
+            "no container ended with a non-zero exit code (onExitCodes rules skip containers that exit 0 or have not ended)".to_string()
+        } else {
+            format!("exit code(s) {} match no onExitCodes rule", codes.join(", "))
+        });
+    }
+    if rules.iter().any(|r| !r.on_pod_conditions.is_empty()) {
+        why.push(if pod.conditions.is_empty() {
+            "the pod has no condition an onPodConditions rule can match".to_string()
+        } else {
+            "none of its conditions has the type and status of an onPodConditions pattern"
+                .to_string()
+        });
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
 /// Containers first, then init containers; a container that has not terminated, or exited 0,
 /// never matches (for either operator).
 fn matching_container<'p>(

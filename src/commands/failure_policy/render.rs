@@ -306,7 +306,10 @@ fn limit_row(l: &Limit) -> Vec<String> {
         "maxFailedIndexes" => vec![
             l.limit.clone(),
             l.value.map_or_else(unlimited, |v| v.to_string()),
-            format!("{} ({})", l.used, l.indexes.as_deref().unwrap_or("")),
+            match l.indexes.as_deref().filter(|i| !i.is_empty()) {
+                Some(indexes) => format!("{} ({indexes})", l.used),
+                None => l.used.to_string(),
+            },
             l.remaining.map_or_else(unlimited, |r| {
                 format!("{r} more failed index(es) tolerated")
             }),
@@ -414,6 +417,11 @@ impl Tabular for ExplainReport {
             out += "  none\n";
         } else {
             out += &indent(&trim_lines(&self.table().to_string()));
+            for p in &self.failed_pods {
+                if let Some(why) = &p.no_rule_matched {
+                    out += &format!("  {}: no rule matched: {why}\n", p.pod);
+                }
+            }
         }
         out += "\nLimits:\n";
         let mut limits = new_table(["limit", "value", "used", "remaining"]);

@@ -2436,3 +2436,36 @@ mod deleted_pods {
         assert_eq!(sim.final_status.active, 1);
     }
 }
+
+/// Issue 32, item 6: explain says why no rule matched a failed pod.
+#[test]
+fn why_no_rule_matched_names_the_skipped_containers_and_conditions() {
+    let exit_rules = rules(json!([{"action": "FailJob",
+        "onExitCodes": {"operator": "In", "values": [42]}}]));
+    let exited_0 = mypod(vec![terminated("main", 0)], vec![]);
+    assert!(
+        why_no_rule_matched(&exit_rules, &exited_0)
+            .unwrap()
+            .starts_with("no container ended with a non-zero exit code")
+    );
+    let not_ended = mypod(vec![not_terminated("main")], vec![]);
+    assert!(
+        why_no_rule_matched(&exit_rules, &not_ended)
+            .unwrap()
+            .contains("have not ended")
+    );
+    let exited_1 = mypod(vec![terminated("main", 1)], vec![]);
+    assert_eq!(
+        why_no_rule_matched(&exit_rules, &exited_1).as_deref(),
+        Some("exit code(s) 1 match no onExitCodes rule")
+    );
+    let condition_rules = rules(json!([{"action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget"}]}]));
+    let other = mypod(vec![], vec![pod_condition("ConfigIssue", "True")]);
+    assert!(
+        why_no_rule_matched(&condition_rules, &other)
+            .unwrap()
+            .contains("type and status")
+    );
+    assert_eq!(why_no_rule_matched(&[], &exited_1), None);
+}
