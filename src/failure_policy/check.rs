@@ -79,8 +79,9 @@ static DNS1123_LABEL_RE: LazyLock<Regex> = LazyLock::new(|| anchored(DNS1123_LAB
 static DNS1123_SUBDOMAIN_RE: LazyLock<Regex> = LazyLock::new(|| anchored(DNS1123_SUBDOMAIN_FMT));
 static HTTP_PATH_RE: LazyLock<Regex> = LazyLock::new(|| anchored(HTTP_PATH_FMT));
 
-/// A `field.ErrorList` being built; each push renders `field.Error.Error()`.
-struct Errors(Vec<Problem>);
+/// A `field.ErrorList` being built; each push renders `field.Error.Error()` as the
+/// apimachinery of 1.`minor` does.
+struct Errors(Vec<Problem>, u32);
 
 impl Errors {
     fn push(&mut self, path: &str, body: String) {
@@ -126,10 +127,21 @@ impl Errors {
     }
     fn too_long(&mut self, path: &str, max: usize) {
         let bytes = if max == 1 { "byte" } else { "bytes" };
-        self.push(
-            path,
-            format!("Too long: may not be more than {max} {bytes}"),
-        );
+        // The wording changed in 1.32.
+        let body = if self.1 <= 31 {
+            format!("Too long: must have at most {max} bytes")
+        } else {
+            format!("Too long: may not be more than {max} {bytes}")
+        };
+        self.push(path, body);
+    }
+    /// An `[]int32` value: `%#v` up to 1.33 (`[]int32{3, 2}`), `json.Marshal` from 1.34 (`[3,2]`).
+    fn ints(&self, values: &[i32]) -> String {
+        if self.1 <= 33 {
+            go_syntax_ints(values)
+        } else {
+            go_json_ints(values)
+        }
     }
     fn duplicate(&mut self, path: &str, value: &str) {
         self.push(path, format!("Duplicate value: {value}"));
@@ -230,6 +242,12 @@ pub(crate) fn go_json_string(s: &str) -> String {
     }
     out.push('"');
     out
+}
+
+/// `%#v` of a `[]int32`: `[]int32{3, 2}`, `[]int32{}` when empty.
+fn go_syntax_ints(values: &[i32]) -> String {
+    let items: Vec<String> = values.iter().map(ToString::to_string).collect();
+    format!("[]int32{{{}}}", items.join(", "))
 }
 
 /// `json.Marshal` of a `[]int32`: `[3,2]`, `[]` when empty.
@@ -437,9 +455,22 @@ fn validate_indexes_format(text: &str, completions: i32) -> Result<i32, String> 
 /// a pattern's status True, restartPolicy Always). A Job without a spec is validated as the
 /// server would see it: an empty spec.
 pub fn validate(job: &Job) -> Vec<Problem> {
-    let mut e = Errors(Vec::new());
-    let empty = JobSpec::default();
-    let spec = job.spec.as_ref().unwrap_or(&empty);
+    validate_at(job, &Semantics::newest())
+}
+
+/// As [`validate`], as the API server of `sem`'s version does: the fields whose feature is
+/// off there are dropped before validation (successPolicy before 1.31, managedBy before
+/// 1.32), and values print as its apimachinery prints them.
+pub fn validate_at(job: &Job, sem: &Semantics) -> Vec<Problem> {
+    let mut e = Errors(Vec::new(), sem.minor);
+    let mut dropped = job.spec.clone().unwrap_or_default();
+    if !sem.job_success_policy {
+        dropped.success_policy = None;
+    }
+    if !sem.job_managed_by {
+        dropped.managed_by = None;
+    }
+    let spec = &dropped;
     let d = Defaulted::of(spec);
     validate_counts(spec, &d, &mut e);
     validate_completion_mode(spec, &d, &mut e);
@@ -734,7 +765,7 @@ fn validate_pod_failure_policy(spec: &JobSpec, policy: &PodFailurePolicy, e: &mu
             if codes.values.is_empty() {
                 e.invalid(
                     &vpath,
-                    &go_json_ints(&codes.values),
+                    &e.ints(&codes.values),
                     "at least one value is required",
                 );
             } else if codes.values.len() > MAX_VALUES {
@@ -755,7 +786,8 @@ fn validate_pod_failure_policy(spec: &JobSpec, policy: &PodFailurePolicy, e: &mu
                 }
             }
             if !ordered {
-                e.invalid(&vpath, &go_json_ints(&codes.values), "must be ordered");
+                let values = e.ints(&codes.values);
+                e.invalid(&vpath, &values, "must be ordered");
             }
         }
         let patterns = rule.on_pod_conditions.as_deref().unwrap_or_default();
@@ -1084,6 +1116,41 @@ mod tests {
         ];
         let messages: Vec<String> = validate(&job).into_iter().map(|p| p.message).collect();
         assert_eq!(messages, expected);
+    }
+
+    /// Issue 32, item 5: at 1.30 the server drops successPolicy and managedBy (their gates
+    /// are off) and prints an `[]int32` as Go syntax, as it does up to 1.33.
+    #[test]
+    fn an_older_server_drops_fields_and_prints_values_its_own_way() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "j"},
+            "spec": {
+                "managedBy": "not a path",
+                "successPolicy": {"rules": [{"succeededCount": 1}]},
+                "podFailurePolicy": {"rules": [{"action": "FailJob",
+                    "onExitCodes": {"operator": "In", "values": [3, 1]}}]},
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "x"}]}},
+            },
+        }))
+        .unwrap();
+        let at = |minor| -> Vec<String> {
+            validate_at(&job, &Semantics::for_minor(minor).unwrap())
+                .into_iter()
+                .map(|p| p.message)
+                .collect()
+        };
+        let ordered = "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value";
+        assert_eq!(
+            at(30),
+            vec![format!("{ordered}: []int32{{3, 1}}: must be ordered")]
+        );
+        assert!(at(33).contains(&format!("{ordered}: []int32{{3, 1}}: must be ordered")));
+        let newest = at(36);
+        assert!(newest.contains(&format!("{ordered}: [3,1]: must be ordered")));
+        assert!(newest.iter().any(|m| m.starts_with("spec.managedBy")));
+        assert!(newest.iter().any(|m| m.starts_with("spec.successPolicy")));
+        assert!(at(31).iter().all(|m| !m.starts_with("spec.managedBy")));
     }
 
     #[test]

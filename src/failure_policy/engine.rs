@@ -84,6 +84,9 @@ pub enum PodResult {
     /// restartPolicy OnFailure: this many containers of the running pod exited and were
     /// restarted in place (each restart adds 1 to the pod's restartCount).
     Restarted(u32),
+    /// The running pod is deleted (or evicted). `Some`: its containers then stop and it
+    /// reaches phase Failed in this state; `None`: it stays Terminating (its node is gone).
+    Deleted(Option<FailedPod>),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,6 +172,38 @@ pub fn match_policy(
     default
 }
 
+/// Why no rule of the policy matched a failed pod, in words (`None` when one did, or there are
+/// no rules): the pod's exit codes and conditions against the kinds of rules there are.
+pub fn why_no_rule_matched(rules: &[Rule], pod: &FailedPod) -> Option<String> {
+    if rules.is_empty() {
+        return None;
+    }
+    let mut why = Vec::new();
+    if rules.iter().any(|r| r.on_exit_codes.is_some()) {
+        let codes: Vec<String> = pod
+            .containers
+            .iter()
+            .chain(&pod.init_containers)
+            .filter_map(|c| c.exit_code.filter(|code| *code != 0))
+            .map(|code| code.to_string())
+            .collect();
+        why.push(if codes.is_empty() {
+            "no container ended with a non-zero exit code (onExitCodes rules skip containers that exit 0 or have not ended)".to_string()
+        } else {
+            format!("exit code(s) {} match no onExitCodes rule", codes.join(", "))
+        });
+    }
+    if rules.iter().any(|r| !r.on_pod_conditions.is_empty()) {
+        why.push(if pod.conditions.is_empty() {
+            "the pod has no condition an onPodConditions rule can match".to_string()
+        } else {
+            "none of its conditions has the type and status of an onPodConditions pattern"
+                .to_string()
+        });
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
 /// Containers first, then init containers; a container that has not terminated, or exited 0,
 /// never matches (for either operator).
 fn matching_container<'p>(
@@ -228,7 +263,7 @@ pub struct Step {
     pub at_seconds: u64,
     pub pod: String,
     /// `failed`, `succeeded`, `restarted` (a container of a running pod, restartPolicy
-    /// OnFailure), `skipped` (the Job or index had already finished), or the event `deadline`
+    /// OnFailure), `deleted` (a running pod deleted or evicted), `skipped` (the Job or index had already finished), or the event `deadline`
     /// (activeDeadlineSeconds passed).
     pub result: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -350,6 +385,9 @@ struct Sim<'a> {
     /// picks it), or per index.
     restarts: std::collections::VecDeque<u32>,
     index_restarts: BTreeMap<i32, u32>,
+    /// Deleted pods still Terminating that the controller neither counts nor replaces
+    /// (podReplacementPolicy Failed): they hold their slot until the Job finishes.
+    terminating: i32,
 }
 
 /// Where a live Job stands, for "what would the next failure do" (explain).
@@ -394,6 +432,16 @@ pub fn simulate_from(
     }
 }
 
+/// The controller's onlyReplaceFailedPods: a terminating pod is neither counted nor replaced
+/// until it reaches phase Failed (podReplacementPolicy Failed, which a podFailurePolicy
+/// implies; before JobPodReplacementPolicy, a podFailurePolicy alone).
+pub fn only_replaces_failed_pods(job: &JobModel, sem: &Semantics) -> bool {
+    let policy = job.pod_failure_policy.is_some() && sem.job_pod_failure_policy;
+    let replacement = sem.job_pod_replacement_policy
+        && job.pod_replacement_policy == super::model::ReplacementPolicy::Failed;
+    policy || replacement
+}
+
 /// The re-creation delay after the n-th failure in a row: base * 2^(n-1), capped.
 pub fn backoff(sem: &Semantics, failures: u32) -> u64 {
     if failures == 0 {
@@ -432,6 +480,7 @@ impl<'a> Sim<'a> {
             index_missing_until: BTreeMap::new(),
             restarts: Default::default(),
             index_restarts: BTreeMap::new(),
+            terminating: 0,
         };
         if job.indexed {
             // Without the per-index feature the controller ignores status.failedIndexes
@@ -510,10 +559,67 @@ impl<'a> Sim<'a> {
         match &outcome.result {
             PodResult::Succeeded => self.pod_succeeded(outcome.index, &mut step),
             PodResult::Failed(pod) => self.pod_failed(pod, outcome.index, &mut step),
+            PodResult::Deleted(ends) => {
+                if !self.pod_deleted(ends.as_ref(), outcome.index, &mut step) {
+                    return step;
+                }
+            }
             PodResult::Restarted(_) => unreachable!("handled above"),
         }
         self.after_pod(outcome.index, &mut step);
         step
+    }
+
+    /// A running pod is deleted. As the controller's isPodFailed: unless it only replaces
+    /// failed pods (podReplacementPolicy Failed, the default with a podFailurePolicy), a
+    /// terminating pod is failed at once: counted and replaced. Otherwise it is a failure only
+    /// once it reaches phase Failed; until then it keeps its slot. Returns whether the pod
+    /// ended now (false: it stays Terminating and nothing else happens).
+    fn pod_deleted(
+        &mut self,
+        ends: Option<&FailedPod>,
+        index: Option<i32>,
+        step: &mut Step,
+    ) -> bool {
+        let waits = only_replaces_failed_pods(self.job, self.sem);
+        let failed_at_once = !waits;
+        match (failed_at_once, ends) {
+            (true, _) => {
+                // What the pod ends with does not matter: it was counted when it was deleted
+                // (there is no policy to look at it).
+                self.pod_failed(&FailedPod::default(), index, step);
+                step.note = Some(
+                    "deleted while running: podReplacementPolicy TerminatingOrFailed counts a terminating pod as failed and replaces it at once".into(),
+                );
+            }
+            (false, Some(pod)) => {
+                self.pod_failed(pod, index, step);
+                if waits {
+                    step.note = Some(
+                        "deleted while running; podReplacementPolicy Failed: counted and replaced only once it reached phase Failed".into(),
+                    );
+                }
+            }
+            (false, None) if self.sem.job_pod_replacement_policy => {
+                self.terminating += 1;
+                step.note = Some(
+                    "deleted while running and still Terminating: podReplacementPolicy Failed neither counts nor replaces it until it reaches phase Failed".into(),
+                );
+            }
+            (false, None) => {
+                // Before JobPodReplacementPolicy: replaced at once, counted only if it fails.
+                step.note = Some(
+                    "deleted while running and still Terminating: replaced at once; counted only if it reaches phase Failed".into(),
+                );
+            }
+        }
+        step.result = "deleted".into();
+        if ends.is_some() || failed_at_once {
+            return true;
+        }
+        step.failed = self.failed;
+        step.succeeded = self.succeeded;
+        false
     }
 
     /// Containers of a running pod restarted (restartPolicy OnFailure): the pod runs on, and
@@ -698,13 +804,20 @@ impl<'a> Sim<'a> {
         }
         let at = deadline.max(self.now);
         let running = self.running_at(at);
+        let terminating = self.terminating;
         self.others_active = running;
         let added = self.finish_failed(reasons::DEADLINE.0, reasons::DEADLINE.1.to_string());
-        let note = match running {
-            0 => format!(
+        let note = match (running, terminating) {
+            (0, 1..) => format!(
+                "activeDeadlineSeconds ({deadline}s) passed: the controller counted the {terminating} Terminating pod(s) it had not replaced as failed"
+            ),
+            (n, 1..) => format!(
+                "activeDeadlineSeconds ({deadline}s) passed: the controller deleted the {n} running pod(s) and counted them as failed, and the {terminating} Terminating pod(s) too"
+            ),
+            (0, _) => format!(
                 "activeDeadlineSeconds ({deadline}s) passed while no pod was running (the next was still waiting out its re-creation backoff)"
             ),
-            n => format!(
+            (n, _) => format!(
                 "activeDeadlineSeconds ({deadline}s) passed: the controller deleted the {n} running pod(s) and counted them as failed"
             ),
         };
@@ -811,13 +924,17 @@ impl Sim<'_> {
                 None => self.work_queue_running,
             }
         };
-        left.min(self.job.parallelism).max(0)
+        // A Terminating pod that is not replaced holds its slot.
+        (left.min(self.job.parallelism) - self.terminating).max(0)
     }
 
     /// The Job fails: the target condition (two-step) and the final one; pods still running
     /// are deleted and count as failed.
     fn finish_failed(&mut self, reason: &str, message: String) -> Vec<Condition> {
-        self.failed += self.others_active;
+        // Pods left Terminating are failed once the Job has finished (no condition: the
+        // policy counts them).
+        self.failed += self.others_active + self.terminating;
+        self.terminating = 0;
         self.finished = true;
         let mut added = Vec::new();
         if self.sem.two_step_terminal_conditions || reason == reasons::POD_FAILURE_POLICY {

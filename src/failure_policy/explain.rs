@@ -241,6 +241,16 @@ fn failed_pod_lines(
                     })
                     .cloned()
                     .collect(),
+                no_rule_matched: policy
+                    .rule
+                    .is_none()
+                    .then(|| {
+                        model
+                            .pod_failure_policy
+                            .as_deref()
+                            .and_then(|rules| engine::why_no_rule_matched(rules, &pod))
+                    })
+                    .flatten(),
                 policy,
             }
         })

@@ -91,7 +91,7 @@ pub fn simulate(
     sem: &Semantics,
 ) -> Result<report::SimulateReport> {
     let job = &input.job;
-    let problems = check::validate(job);
+    let problems = check::validate_at(job, sem);
     if !problems.is_empty() {
         return Err(Error::Invalid {
             input: input.label.clone(),
@@ -110,7 +110,7 @@ pub fn check(
     sem: &Semantics,
     server: Option<report::ServerVerdict>,
 ) -> report::CheckReport {
-    let problems = check::validate(job);
+    let problems = check::validate_at(job, sem);
     let support = check::support(job, sem);
     let verdict = if !problems.is_empty() {
         "invalid"

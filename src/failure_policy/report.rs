@@ -73,6 +73,9 @@ pub struct FailedPodLine {
     /// The pod's conditions that can match a rule (the usual Ready ones left out).
     pub conditions: Vec<PodCondition>,
     pub policy: PolicyMatch,
+    /// When the Job has rules and none matched: why, in words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_rule_matched: Option<String>,
 }
 
 /// How close the Job is to one of its limits. Counts are failures, indexes or, for

@@ -16,6 +16,9 @@
 //! - succeed: {}
 //! - restart:                # restartPolicy OnFailure: containers of the running pod exit
 //!     exitCodes: {main: 1}  # and restart in place (each adds 1 to its restartCount)
+//! - delete: {}              # the running pod is deleted (or evicted) and stays Terminating
+//! - delete:                 # deleted, then its containers stop: it reaches phase Failed so
+//!     fail: {exitCodes: {main: 143}}
 //! ```
 use std::collections::BTreeMap;
 
@@ -35,11 +38,23 @@ pub struct ScenarioFile {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct OutcomeSpec {
+    #[serde(default, deserialize_with = "index")]
     pub index: Option<i32>,
+    #[serde(default, deserialize_with = "duration")]
     pub after: Option<String>,
     pub fail: Option<FailSpec>,
     pub succeed: Option<SucceedSpec>,
     pub restart: Option<RestartSpec>,
+    pub delete: Option<DeleteSpec>,
+}
+
+/// A running pod deleted (or evicted). Without `fail` it stays Terminating (its node is gone,
+/// nothing reports its end); with it, its containers then stop and it reaches phase Failed
+/// in that state.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteSpec {
+    pub fail: Option<FailSpec>,
 }
 
 /// A pod that succeeds: every container exits 0. It has nothing more to say: the controller
@@ -54,9 +69,9 @@ pub struct SucceedSpec {}
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RestartSpec {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "restart_exit_codes")]
     pub exit_codes: BTreeMap<String, i32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "restart_exit_codes")]
     pub init_exit_codes: BTreeMap<String, i32>,
 }
 
@@ -67,16 +82,16 @@ pub struct FailSpec {
     pub exit_codes: BTreeMap<String, i32>,
     #[serde(default)]
     pub init_exit_codes: BTreeMap<String, i32>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "conditions")]
     pub conditions: Vec<ConditionSpec>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConditionSpec {
-    #[serde(rename = "type")]
+    #[serde(rename = "type", deserialize_with = "condition_type")]
     pub type_: String,
-    #[serde(default = "true_status")]
+    #[serde(default = "true_status", deserialize_with = "condition_status")]
     pub status: String,
     pub reason: Option<String>,
     /// Accepted for completeness; the policy never looks at messages.
@@ -87,17 +102,92 @@ fn true_status() -> String {
     "True".into()
 }
 
+// What the scenario cannot model is refused while it is read, so the message names the line
+// and the field.
+
+fn index<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i32>, D::Error> {
+    let index = i32::deserialize(d)?;
+    if index < 0 {
+        return Err(serde::de::Error::custom(format!(
+            "index {index}: an index is 0 or more"
+        )));
+    }
+    Ok(Some(index))
+}
+
+fn duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let text = String::deserialize(d)?;
+    crate::duration::parse(&text).map_err(|e| serde::de::Error::custom(format!("after: {e}")))?;
+    Ok(Some(text))
+}
+
+/// A container restarted in place exited non-zero: with restartPolicy OnFailure one that
+/// exits 0 is done, not restarted.
+fn restart_exit_codes<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, i32>, D::Error> {
+    let codes = BTreeMap::<String, i32>::deserialize(d)?;
+    if let Some((name, _)) = codes.iter().find(|(_, code)| **code == 0) {
+        return Err(serde::de::Error::custom(format!(
+            "restart: container {name:?} exits 0, so it is not restarted (restartPolicy OnFailure restarts failed containers only)"
+        )));
+    }
+    Ok(codes)
+}
+
+/// A pod has at most one condition of a type (its status is patched by type).
+fn conditions<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<ConditionSpec>, D::Error> {
+    let conditions = Vec::<ConditionSpec>::deserialize(d)?;
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &conditions {
+        if !seen.insert(c.type_.as_str()) {
+            return Err(serde::de::Error::custom(format!(
+                "conditions: type {} is given twice; a pod has one condition of each type",
+                c.type_
+            )));
+        }
+    }
+    Ok(conditions)
+}
+
+fn condition_type<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let type_ = String::deserialize(d)?;
+    if type_.trim().is_empty() {
+        return Err(serde::de::Error::custom("a condition's type is empty"));
+    }
+    Ok(type_)
+}
+
+fn condition_status<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let status = String::deserialize(d)?;
+    if !["True", "False", "Unknown"].contains(&status.as_str()) {
+        return Err(serde::de::Error::custom(format!(
+            "condition status {status:?}: it is True, False or Unknown"
+        )));
+    }
+    Ok(status)
+}
+
 /// Reads a scenario file's outcomes.
 pub fn parse_file(text: &str, source: &str) -> Result<Vec<OutcomeSpec>, Error> {
     let docs = crate::manifest::yaml::documents(text, source)?;
-    let [value] = <[Value; 1]>::try_from(docs).map_err(|docs| {
+    <[Value; 1]>::try_from(docs).map_err(|docs| {
         Error::input(
             source,
             format!("holds {} documents; a scenario is one", docs.len()),
         )
     })?;
-    let file: ScenarioFile = serde_json::from_value(value)
-        .map_err(|e| Error::input_because(source, "not a scenario", e))?;
+    // Read again into the types, so that what is refused is named with its line.
+    let file: ScenarioFile = serde_saphyr::from_str(text).map_err(|e| {
+        // The first line of the reader's message says where and what (the rest quotes the
+        // text).
+        let text = e.to_string();
+        let first = text.lines().next().unwrap_or_default();
+        Error::input(
+            source,
+            format!("not a scenario: {}", first.trim_start_matches("error: ")),
+        )
+    })?;
     Ok(file.outcomes)
 }
 
@@ -118,6 +208,7 @@ pub fn parse_inline(text: &str, succeed: bool) -> Result<OutcomeSpec, String> {
         fail: (!succeed).then(FailSpec::default),
         succeed: succeed.then(SucceedSpec::default),
         restart: None,
+        delete: None,
     };
     let bad = |part: &str, why: &str| {
         format!(
@@ -209,14 +300,22 @@ fn resolve_each(specs: &[OutcomeSpec], job: &JobModel) -> Result<Vec<Outcome>, S
     let mut out = Vec::new();
     for (n, spec) in specs.iter().enumerate() {
         let at = format!("outcome {}", n + 1);
-        let result = match (&spec.fail, &spec.succeed, &spec.restart) {
-            (Some(f), None, None) => PodResult::Failed(failed_pod(f, job, &at)?),
-            (None, Some(_), None) => PodResult::Succeeded,
-            (None, None, Some(r)) => restarted(r, job, &at)?,
-            (None, None, None) => return Err(format!("{at}: give fail, succeed or restart")),
+        let result = match (&spec.fail, &spec.succeed, &spec.restart, &spec.delete) {
+            (Some(f), None, None, None) => PodResult::Failed(failed_pod(f, job, &at)?),
+            (None, Some(_), None, None) => PodResult::Succeeded,
+            (None, None, Some(r), None) => restarted(r, job, &at)?,
+            (None, None, None, Some(d)) => PodResult::Deleted(
+                d.fail
+                    .as_ref()
+                    .map(|f| failed_pod(f, job, &format!("{at}: delete")))
+                    .transpose()?,
+            ),
+            (None, None, None, None) => {
+                return Err(format!("{at}: give fail, succeed, restart or delete"));
+            }
             _ => {
                 return Err(format!(
-                    "{at}: give one of fail, succeed and restart, not several"
+                    "{at}: give one of fail, succeed, restart and delete, not several"
                 ));
             }
         };
@@ -364,6 +463,58 @@ mod tests {
             let refused = parse_file(text, "s.yaml").unwrap_err().to_string();
             assert!(refused.contains("s.yaml"), "{text}: {refused}");
         }
+    }
+
+    /// Issue 32, item 4: every field of the format is checked while the file is read, and a
+    /// refusal names the file, the line and the field.
+    #[test]
+    fn what_a_scenario_cannot_model_is_refused_with_its_line() {
+        for (text, line, says) in [
+            (
+                "outcomes:\n- fail:\n    exitCodes: {main: 1}\n    bogus: 1\n",
+                4,
+                "bogus",
+            ),
+            (
+                "outcomes:\n- fail:\n    conditions:\n    - {type: X, status: Maybe}\n",
+                4,
+                "Maybe",
+            ),
+            (
+                "outcomes:\n- fail:\n    conditions:\n    - {type: '', status: 'True'}\n",
+                4,
+                "type is empty",
+            ),
+            (
+                "outcomes:\n- fail:\n    conditions:\n    - {type: A}\n    - {type: A}\n",
+                4,
+                "twice",
+            ),
+            ("outcomes:\n- succeed: {}\n  after: soon\n", 3, "after"),
+            ("outcomes:\n- succeed: {}\n  index: -1\n", 3, "index -1"),
+            (
+                "outcomes:\n- restart:\n    exitCodes: {main: 0}\n",
+                3,
+                "exits 0",
+            ),
+            (
+                "outcomes:\n- delete:\n    fail: {}\n    conditions: []\n",
+                4,
+                "conditions",
+            ),
+            ("outcomes:\n- delete: {}\n  extra: 1\n", 3, "extra"),
+        ] {
+            let refused = parse_file(text, "s.yaml").unwrap_err().to_string();
+            assert!(
+                refused.starts_with("s.yaml: not a scenario: line ")
+                    && refused.contains(&format!("line {line} "))
+                    && refused.contains(says)
+                    && !refused.contains('\n'),
+                "{text:?}: {refused}"
+            );
+        }
+        let fine = "outcomes:\n- fail: {conditions: [{type: DisruptionTarget, status: Unknown}]}\n";
+        assert!(parse_file(fine, "s.yaml").is_ok());
     }
 
     #[test]

@@ -82,12 +82,49 @@ fn step_aspects(step: &Step) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// The steps of two timelines paired by what they are, not by position: an outcome with the
+/// same outcome, an event (the deadline) with the same event; a step of one side only is
+/// paired with nothing. In the first timeline's order, then the second's own.
+fn paired<'s>(a: &'s [Step], b: &'s [Step]) -> Vec<(Option<&'s Step>, Option<&'s Step>)> {
+    let key = |s: &Step| match s.outcome {
+        Some(n) => (Some(n), String::new()),
+        None => (None, s.result.clone()),
+    };
+    let mut by_key: std::collections::BTreeMap<_, &Step> = b.iter().map(|y| (key(y), y)).collect();
+    let mut out: Vec<_> = a
+        .iter()
+        .map(|x| (Some(x), by_key.remove(&key(x))))
+        .collect();
+    out.extend(
+        b.iter()
+            .filter(|y| by_key.contains_key(&key(y)))
+            .map(|y| (None, Some(y))),
+    );
+    out
+}
+
 /// PURE: the two simulations (of the same Job and outcomes) compared aspect by aspect.
 pub fn compare(labels: [String; 2], simulations: [SimulateReport; 2]) -> VersionComparison {
     let [a, b] = &simulations;
     let mut differences = Vec::new();
     let (sa, sb) = (&a.simulation.steps, &b.simulation.steps);
-    for (x, y) in sa.iter().zip(sb) {
+    for pair in paired(sa, sb) {
+        let (x, y) = match pair {
+            (Some(x), Some(y)) => (x, y),
+            // An event (the deadline) that happens at one version only.
+            (x, y) => {
+                let at = |s: Option<&Step>| {
+                    s.map_or("-".to_string(), |s| format!("at {}s", s.at_seconds))
+                };
+                let what = x.or(y).map(|s| s.result.clone()).unwrap_or_default();
+                differences.push(Difference {
+                    outcome: None,
+                    what,
+                    values: [at(x), at(y)],
+                });
+                continue;
+            }
+        };
         for ((what, left), (_, right)) in step_aspects(x).into_iter().zip(step_aspects(y)) {
             if left != right {
                 differences.push(Difference {
@@ -173,6 +210,45 @@ spec:
       restartPolicy: Never
       containers: [{name: main, image: busybox}]
 ";
+
+    /// The deadline passes at 1.30 only (1.31 completes the Job by its success policy first):
+    /// the outcomes are still compared with the same outcomes, and the deadline is a
+    /// difference of its own.
+    #[test]
+    fn an_event_at_one_version_only_does_not_shift_the_pairs() {
+        let job = SUCCESS_POLICY.replace(
+            "  completions: 3",
+            "  activeDeadlineSeconds: 30\n  completions: 3",
+        );
+        // The success of index 0 first, then the failure of index 1 at 40 s.
+        let sims = [31, 30].map(|minor| {
+            let input = crate::failure_policy::JobInput {
+                label: "job.yaml".into(),
+                job: parse_job(&job, "job.yaml").unwrap(),
+            };
+            let outcomes = [
+                scenario::parse_inline("index=0", true).unwrap(),
+                scenario::parse_inline("index=1,exit=1,after=40s", false).unwrap(),
+            ];
+            simulate(&input, &outcomes, &Semantics::for_minor(minor).unwrap()).unwrap()
+        });
+        let compared = compare(["1.31".into(), "1.30".into()], sims);
+        let deadline: Vec<_> = compared
+            .differences
+            .iter()
+            .filter(|d| d.what == "deadline")
+            .collect();
+        assert_eq!(deadline.len(), 1, "{:?}", compared.differences);
+        assert_eq!(deadline[0].values, ["-".to_string(), "at 30s".to_string()]);
+        assert!(
+            compared
+                .differences
+                .iter()
+                .all(|d| d.outcome != Some(2) || d.what != "result"),
+            "outcome 2 is skipped at both: {:?}",
+            compared.differences
+        );
+    }
 
     #[test]
     fn a_success_policy_decides_at_1_31_and_is_ignored_at_1_30() {

@@ -890,3 +890,65 @@ async fn a_job_of_the_same_name_in_the_namespace_does_not_change_the_verdict() {
         "{report}"
     );
 }
+
+/// The same judge at the older pinned version (1.30): for every manifest of the data directory,
+/// `check --k8s-version` of that version says what that server's dry run says: the same
+/// problems, in order and word for word, or none when it accepts the Job (it drops the fields
+/// of features that are off there, such as successPolicy and managedBy).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_older_api_server_agrees_with_check_at_its_version() {
+    let client = support::jobs::older_client().await;
+    let version = client.apiserver_version().await.unwrap();
+    let minor = format!("1.{}", version.minor);
+    let ns = TestNamespace::create(&client, support::jobs::OLDER, "fp-check-older").await;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+    let dry_run = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let files: Vec<&str> = invalid_cases()
+        .into_iter()
+        .map(|(f, _)| f)
+        .chain(VALID.iter().copied())
+        .collect();
+    let mut disagree = Vec::new();
+    for file in &files {
+        let path = data_dir().join(file);
+        let job = read_job(&path).unwrap().job;
+        let causes: Vec<(String, String)> = match jobs.create(&dry_run, &job).await {
+            Ok(_) => Vec::new(),
+            Err(kube::Error::Api(s)) if s.code == 422 => s
+                .details
+                .iter()
+                .flat_map(|d| &d.causes)
+                .map(|c| (c.field.clone(), format!("{}: {}", c.field, c.message)))
+                .collect(),
+            Err(e) => panic!("{file}: {e}"),
+        };
+        let (code, report, stderr) = tokio::task::spawn_blocking({
+            let minor = minor.clone();
+            move || check(&path, &["--k8s-version", &minor])
+        })
+        .await
+        .unwrap();
+        assert_eq!(report["kubernetesVersion"], minor.as_str(), "{file}");
+        // Accepted by the server: not invalid (it may still be `unsupported`, exit 1, when
+        // the Job uses a feature the server drops).
+        if causes.is_empty() && report["verdict"] == "invalid" {
+            disagree.push(format!(
+                "{file}: accepted by the server, invalid for check (exit {code:?}): {stderr}"
+            ));
+        }
+        let ours = problems(&report);
+        if ours != causes {
+            disagree.push(format!("{file}:\n  check:  {ours:?}\n  server: {causes:?}"));
+        }
+    }
+    assert!(
+        disagree.is_empty(),
+        "check --k8s-version {minor} disagrees with the {minor} API server on {} of {} manifests:\n{}",
+        disagree.len(),
+        files.len(),
+        disagree.join("\n")
+    );
+}

@@ -71,38 +71,11 @@ async fn the_simulator_agrees_with_the_real_job_controller_on_every_scenario() {
 /// table of src/failure_policy/SEMANTICS.md held to a real controller of another minor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_simulator_agrees_with_the_job_controller_of_the_older_version() {
-    let path = std::env::var_os("KM_TEST_OLDER_KUBECONFIG").unwrap_or_else(|| {
-        panic!(
-            "KM_TEST_OLDER_KUBECONFIG is not set: run scripts/test.sh, or start the older cluster \
-             with KM_KUBERNETES_VERSION=<OLDER_KUBERNETES_VERSION of tests/cluster/versions.env> \
-             KM_CLUSTERS_DIR=target/test-clusters-older KM_PORT_BASE=30000 tests/cluster/start.sh \
-             older and export KM_TEST_OLDER_KUBECONFIG=<the path it prints>"
-        )
-    });
-    let kubeconfig = kube::config::Kubeconfig::read_from(&path).expect("readable kubeconfig");
-    let config = kube::Config::from_custom_kubeconfig(
-        kubeconfig,
-        &kube::config::KubeConfigOptions {
-            context: Some(OLDER.into()),
-            ..Default::default()
-        },
-    )
-    .await
-    .expect("the context km-older");
-    let client = kube::Client::try_from(config).unwrap();
-    let version = client
-        .apiserver_version()
-        .await
-        .expect("the older cluster answers");
-    let pinned = support::pinned_older_kubernetes_version();
-    assert_eq!(
-        version.git_version, pinned,
-        "the older cluster runs the pinned version"
-    );
+    let client = support::jobs::older_client().await;
     agrees_on_every_scenario(client, OLDER, "failure-policy-observed-older").await;
 }
 
-const OLDER: &str = "km-older";
+use support::jobs::OLDER;
 
 async fn agrees_on_every_scenario(client: kube::Client, context: &'static str, written_as: &str) {
     let version = client.apiserver_version().await.expect("server version");

@@ -293,3 +293,31 @@ async fn a_finished_job_shows_its_final_conditions_and_no_predictions() {
         "{table}"
     );
 }
+
+/// Issue 32, item 6: for each failed pod no rule matched, explain says why: the exit code it
+/// ended with is in no onExitCodes rule, or no container ended with one at all.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_pod_no_rule_matched_says_why() {
+    let (report, text) = explained("no-rule-matched").await;
+    let why: Vec<&str> = report["failedPods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["noRuleMatched"].as_str().unwrap_or_default())
+        .collect();
+    let exit_1 = "exit code(s) 1 match no onExitCodes rule; none of its conditions has the type and status of an onPodConditions pattern";
+    let no_exit = "no container ended with a non-zero exit code (onExitCodes rules skip containers that exit 0 or have not ended)";
+    assert_eq!(why.len(), 2, "{report:#}");
+    assert!(why.contains(&exit_1), "{report:#}");
+    assert!(why.iter().any(|w| w.starts_with(no_exit)), "{report:#}");
+    // The lines are broken to the terminal's width; the words are what count.
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(&format!(": no rule matched: {exit_1}")),
+        "{text}"
+    );
+    assert!(
+        words.contains(&format!(": no rule matched: {no_exit}")),
+        "{text}"
+    );
+}

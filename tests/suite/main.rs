@@ -28,6 +28,7 @@ mod e2e_statefulset_recovery;
 mod e2e_statefulset_restart;
 mod e2e_statefulset_scheduling;
 mod e2e_statefulset_selection;
+mod failure_policy_scenarios;
 mod generated_files;
 mod layering;
 mod schema_diff_cli;

@@ -64,7 +64,7 @@ impl Tabular for SimulateReport {
                 row.push(s.index.map(|i| i.to_string()).unwrap_or_else(|| "-".into()));
             }
             let result = match s.result.as_str() {
-                "failed" => s.result.red().to_string(),
+                "failed" | "deleted" => s.result.red().to_string(),
                 "succeeded" => s.result.green().to_string(),
                 _ => s.result.dimmed().to_string(),
             };
@@ -83,7 +83,7 @@ impl Tabular for SimulateReport {
                     .unwrap_or_else(|| "-".into()),
             );
             row.push(
-                if s.result == "failed" {
+                if s.result == "failed" || s.result == "deleted" {
                     if s.counted { "yes" } else { "no" }
                 } else {
                     "-"
@@ -204,8 +204,15 @@ impl Tabular for CheckReport {
                     "rejected:".red().bold(),
                     self.job
                 ),
+                // Only what was checked is claimed: without a dry run, the Job spec's
+                // validation, not the pod template's.
+                _ if self.server.as_ref().is_some_and(|s| s.accepted) => format!(
+                    "{} Job {:?} passes the API server's validation, and its dry run accepts it\n",
+                    "valid:".green().bold(),
+                    self.job
+                ),
                 _ => format!(
-                    "{} Job {:?} passes the API server's validation\n",
+                    "{} Job {:?} passes the API server's validation of the Job spec; the pod template is not checked (check --context runs the server's dry run)\n",
                     "valid:".green().bold(),
                     self.job
                 ),
@@ -299,7 +306,10 @@ fn limit_row(l: &Limit) -> Vec<String> {
         "maxFailedIndexes" => vec![
             l.limit.clone(),
             l.value.map_or_else(unlimited, |v| v.to_string()),
-            format!("{} ({})", l.used, l.indexes.as_deref().unwrap_or("")),
+            match l.indexes.as_deref().filter(|i| !i.is_empty()) {
+                Some(indexes) => format!("{} ({indexes})", l.used),
+                None => l.used.to_string(),
+            },
             l.remaining.map_or_else(unlimited, |r| {
                 format!("{r} more failed index(es) tolerated")
             }),
@@ -407,6 +417,11 @@ impl Tabular for ExplainReport {
             out += "  none\n";
         } else {
             out += &indent(&trim_lines(&self.table().to_string()));
+            for p in &self.failed_pods {
+                if let Some(why) = &p.no_rule_matched {
+                    out += &format!("  {}: no rule matched: {why}\n", p.pod);
+                }
+            }
         }
         out += "\nLimits:\n";
         let mut limits = new_table(["limit", "value", "used", "remaining"]);

@@ -37,10 +37,7 @@ fn counts_as_failed(
     if phase_failed {
         return true;
     }
-    let strict = (job.pod_failure_policy.is_some() && sem.job_pod_failure_policy)
-        || (sem.job_pod_replacement_policy
-            && job.pod_replacement_policy == ReplacementPolicy::Failed);
-    terminating && !strict
+    terminating && !only_replaces_failed_pods(job, sem)
 }
 
 /// The feature gates upstream's job tests override.
@@ -2323,4 +2320,152 @@ mod restarts_on_failure {
             }
         }
     }
+}
+
+/// Issue 32, item 3: a Running pod deleted (or evicted) before it terminates, under each
+/// podReplacementPolicy (the differential scenarios `deleted-*` hold these to the controller).
+mod deleted_pods {
+    use super::*;
+
+    fn deleted(ends: Option<FailedPod>) -> Outcome {
+        Outcome {
+            index: None,
+            result: PodResult::Deleted(ends),
+            after_seconds: 0,
+        }
+    }
+
+    #[test]
+    fn terminating_or_failed_counts_a_deleted_pod_at_once_and_replaces_it() {
+        let job = job(json!({"backoffLimit": 1}));
+        let sim = simulate(
+            &job,
+            &Semantics::newest(),
+            &[deleted(None), after(15, succeeded(None))],
+        );
+        let step = &sim.steps[0];
+        assert_eq!(
+            (step.result.as_str(), step.counted, step.failed),
+            ("deleted", true, 1)
+        );
+        assert_eq!(step.backoff_seconds, Some(10), "replaced after the backoff");
+        assert_eq!(
+            (sim.final_status.failed, sim.final_status.succeeded),
+            (1, 1)
+        );
+        assert_eq!(
+            sim.final_status.conditions.last().unwrap().type_,
+            "Complete"
+        );
+    }
+
+    #[test]
+    fn replacement_policy_failed_holds_a_terminating_pod_until_the_job_ends() {
+        let job = job(json!({"podReplacementPolicy": "Failed", "activeDeadlineSeconds": 20}));
+        let sim = simulate(&job, &Semantics::newest(), &[deleted(None)]);
+        let step = &sim.steps[0];
+        assert_eq!(
+            (step.result.as_str(), step.counted, step.failed),
+            ("deleted", false, 0)
+        );
+        assert_eq!(step.backoff_seconds, None, "no replacement");
+        let deadline = &sim.steps[1];
+        assert_eq!(
+            (deadline.result.as_str(), deadline.at_seconds),
+            ("deadline", 20)
+        );
+        assert!(
+            deadline
+                .note
+                .as_deref()
+                .unwrap()
+                .contains("1 Terminating pod")
+        );
+        assert_eq!(sim.final_status.failed, 1, "counted once the Job failed");
+        assert_eq!(sim.final_status.active, 0);
+    }
+
+    #[test]
+    fn a_held_pod_keeps_its_slot_so_the_job_waits_for_it() {
+        let spec = |policy: &str| {
+            job(json!({"completions": 2, "parallelism": 2, "podReplacementPolicy": policy}))
+        };
+        let outcomes = [deleted(None), after(12, succeeded(None))];
+        let held = simulate(&spec("Failed"), &Semantics::newest(), &outcomes);
+        assert_eq!(
+            held.final_status.active, 0,
+            "the slot is held, not refilled"
+        );
+        assert!(held.final_status.conditions.is_empty(), "the Job waits");
+        let replaced = simulate(
+            &spec("TerminatingOrFailed"),
+            &Semantics::newest(),
+            &outcomes,
+        );
+        assert_eq!(replaced.final_status.active, 1, "the replacement runs");
+        assert_eq!(replaced.final_status.failed, 1);
+    }
+
+    #[test]
+    fn a_deleted_pod_that_reaches_failed_goes_through_the_policy() {
+        let job = job(json!({"backoffLimit": 0, "podFailurePolicy": {"rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}}));
+        let evicted = mypod(
+            vec![terminated("", 143)],
+            vec![pod_condition("DisruptionTarget", "True")],
+        );
+        let sim = simulate(
+            &job,
+            &Semantics::newest(),
+            &[deleted(Some(evicted)), after(15, succeeded(None))],
+        );
+        assert_eq!(sim.steps[0].policy.as_ref().unwrap().action, "Ignore");
+        assert_eq!(
+            (sim.final_status.failed, sim.final_status.succeeded),
+            (0, 1)
+        );
+    }
+
+    /// Before JobPodReplacementPolicy (1.28), a policy kept the pod uncounted but the
+    /// controller replaced it at once.
+    #[test]
+    fn before_the_replacement_gate_a_terminating_pod_is_replaced_but_not_counted() {
+        let job = job(json!({"podFailurePolicy": {"rules": []}}));
+        let sim = simulate(&job, &Semantics::for_minor(28).unwrap(), &[deleted(None)]);
+        assert_eq!((sim.steps[0].counted, sim.final_status.failed), (false, 0));
+        assert_eq!(sim.final_status.active, 1);
+    }
+}
+
+/// Issue 32, item 6: explain says why no rule matched a failed pod.
+#[test]
+fn why_no_rule_matched_names_the_skipped_containers_and_conditions() {
+    let exit_rules = rules(json!([{"action": "FailJob",
+        "onExitCodes": {"operator": "In", "values": [42]}}]));
+    let exited_0 = mypod(vec![terminated("main", 0)], vec![]);
+    assert!(
+        why_no_rule_matched(&exit_rules, &exited_0)
+            .unwrap()
+            .starts_with("no container ended with a non-zero exit code")
+    );
+    let not_ended = mypod(vec![not_terminated("main")], vec![]);
+    assert!(
+        why_no_rule_matched(&exit_rules, &not_ended)
+            .unwrap()
+            .contains("have not ended")
+    );
+    let exited_1 = mypod(vec![terminated("main", 1)], vec![]);
+    assert_eq!(
+        why_no_rule_matched(&exit_rules, &exited_1).as_deref(),
+        Some("exit code(s) 1 match no onExitCodes rule")
+    );
+    let condition_rules = rules(json!([{"action": "Ignore",
+        "onPodConditions": [{"type": "DisruptionTarget"}]}]));
+    let other = mypod(vec![], vec![pod_condition("ConfigIssue", "True")]);
+    assert!(
+        why_no_rule_matched(&condition_rules, &other)
+            .unwrap()
+            .contains("type and status")
+    );
+    assert_eq!(why_no_rule_matched(&[], &exited_1), None);
 }

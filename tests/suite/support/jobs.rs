@@ -31,6 +31,11 @@
 //!   with no container exit code; then one status patch writes phase Failed, the container and
 //!   init container statuses (listed ones terminated with their codes, the others as KWOK left
 //!   them) and the conditions.
+//! - Delete: the pod is deleted with its grace period. Neither the chaos stage nor
+//!   `pod-complete` touches a pod with a deletionTimestamp, and `pod-delete` removes it only once
+//!   the Job controller drops its finalizer: a pod it neither counts nor replaces
+//!   (podReplacementPolicy Failed) stays Terminating, as on a node that is gone. When the outcome
+//!   says how it ends, a status patch then writes phase Failed, as a kubelet would.
 //! - Succeed: the chaos label is removed from that one pod; `pod-complete` then marks it
 //!   Succeeded with every container terminated with exit code 0 (no delay).
 //!
@@ -99,6 +104,7 @@ pub type Scenario = kubectl_migrate::failure_policy::scenario::ScenarioFile;
 pub type Outcome = kubectl_migrate::failure_policy::scenario::OutcomeSpec;
 pub type Failure = kubectl_migrate::failure_policy::scenario::FailSpec;
 pub type RestartSpec = kubectl_migrate::failure_policy::scenario::RestartSpec;
+pub type DeleteSpec = kubectl_migrate::failure_policy::scenario::DeleteSpec;
 
 impl ScenarioFile {
     pub fn read(path: &std::path::Path) -> ScenarioFile {
@@ -108,12 +114,17 @@ impl ScenarioFile {
             .unwrap_or_else(|e| panic!("{} is not a valid scenario: {e}", path.display()));
         for (k, o) in file.scenario.outcomes.iter().enumerate() {
             assert!(
-                [o.fail.is_some(), o.succeed.is_some(), o.restart.is_some()]
-                    .iter()
-                    .filter(|given| **given)
-                    .count()
+                [
+                    o.fail.is_some(),
+                    o.succeed.is_some(),
+                    o.restart.is_some(),
+                    o.delete.is_some()
+                ]
+                .iter()
+                .filter(|given| **given)
+                .count()
                     == 1,
-                "{}: outcome {k} must have exactly one of fail / succeed / restart",
+                "{}: outcome {k} must have exactly one of fail / succeed / restart / delete",
                 path.display()
             );
         }
@@ -283,11 +294,17 @@ pub async fn run_scenario_and(
             });
             continue;
         }
-        let method = match &outcome.fail {
-            Some(failure) => run.fail(&pod, failure).await,
-            None => run.succeed(&pod).await,
+        let (method, (job, ending)) = match (&outcome.fail, &outcome.delete) {
+            (Some(failure), _) => (
+                run.fail(&pod, failure).await,
+                run.wait_accounted(&pod_name, true).await,
+            ),
+            (None, Some(delete)) => run.delete(&pod, delete).await,
+            (None, None) => (
+                run.succeed(&pod).await,
+                run.wait_accounted(&pod_name, false).await,
+            ),
         };
-        let (job, ending) = run.wait_accounted(&pod_name, outcome.fail.is_some()).await;
         let status = job.status.unwrap_or_default();
         let counters_after = ending.is_none().then(|| Counters {
             failed: status.failed.unwrap_or(0),
@@ -297,10 +314,10 @@ pub async fn run_scenario_and(
         });
         eprintln!(
             "[{name}] outcome {k}: {} pod {pod_name} via {method}{}",
-            if outcome.fail.is_some() {
-                "failed"
-            } else {
-                "succeeded"
+            match (&outcome.fail, &outcome.delete) {
+                (Some(_), _) => "failed",
+                (None, Some(_)) => "deleted",
+                (None, None) => "succeeded",
             },
             ending
                 .as_ref()
@@ -480,6 +497,20 @@ fn is_running(pod: &Pod) -> bool {
         && pod.status.as_ref().and_then(|s| s.phase.as_deref()) == Some("Running")
 }
 
+/// Deleted, not finished, and not yet released by the Job controller.
+fn is_held_terminating(pod: &Pod) -> bool {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    pod.metadata.deletion_timestamp.is_some()
+        && phase != Some("Succeeded")
+        && phase != Some("Failed")
+        && pod
+            .metadata
+            .finalizers
+            .iter()
+            .flatten()
+            .any(|f| f == TRACKING_FINALIZER)
+}
+
 fn is_active(pod: &Pod) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     pod.metadata.deletion_timestamp.is_none()
@@ -514,10 +545,13 @@ fn wanted_active(job: &Job, active_now: usize) -> usize {
     }
 }
 
-/// Nothing uncounted and exactly the pods the controller wants, all Running.
+/// Nothing uncounted and exactly the pods the controller wants, all Running. A deleted pod
+/// that still has the controller's finalizer is one it neither counted nor replaced
+/// (podReplacementPolicy Failed): it holds its slot.
 fn quiescent(job: &Job, pods: &[Pod]) -> bool {
     let active: Vec<&Pod> = pods.iter().filter(|p| is_active(p)).collect();
-    let want = wanted_active(job, active.len());
+    let held = pods.iter().filter(|p| is_held_terminating(p)).count();
+    let want = wanted_active(job, active.len()).saturating_sub(held);
     uncounted_empty(job)
         && active.len() == want
         && active.iter().all(|p| is_running(p))
@@ -665,7 +699,9 @@ impl Run {
         }
         let codes: BTreeSet<i32> = failure.exit_codes.values().copied().collect();
         // What the chaos stage can express: one container, or all of them with one code.
+        // The chaos stage ignores deleted pods.
         let chaos: Option<(i32, Option<&str>)> = match failure.exit_codes.len() {
+            _ if pod.metadata.deletion_timestamp.is_some() => None,
             0 => None,
             1 if containers.len() > 1 => {
                 let (c, code) = failure.exit_codes.iter().next().unwrap();
@@ -840,6 +876,70 @@ impl Run {
         "status-patch-restart"
     }
 
+    /// Deletes a Running pod as a user or an eviction does (its grace period), and, when the
+    /// outcome says how it ends, writes that end as a kubelet would: phase Failed. KWOK's
+    /// `pod-delete` stage removes the pod once the controller drops its finalizer; KWOK never
+    /// ends it by itself. Returns the method and the Job once the controller has dealt with
+    /// the deletion: the pod accounted for, or (not ending) still Terminating with its
+    /// finalizer and the Job unchanged for 2 s.
+    async fn delete(
+        &self,
+        pod: &Pod,
+        delete: &DeleteSpec,
+    ) -> (&'static str, (Job, Option<String>)) {
+        let name = pod.metadata.name.clone().unwrap();
+        self.pods
+            .delete(&name, &kube::api::DeleteParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("[{}] deleting pod {name}: {e}", self.name));
+        if let Some(failure) = &delete.fail {
+            let deleted = self.pods.get_opt(&name).await.unwrap();
+            let Some(deleted) = deleted.filter(is_held_terminating) else {
+                // Counted at once and released (podReplacementPolicy TerminatingOrFailed):
+                // nothing is left to end.
+                return ("delete", self.wait_accounted(&name, true).await);
+            };
+            let method = self.fail(&deleted, failure).await;
+            assert_eq!(
+                method, "status-patch",
+                "a deleted pod ends by a status patch"
+            );
+            return (
+                "delete+status-patch",
+                self.wait_accounted(&name, true).await,
+            );
+        }
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
+        let mut last: Option<(String, bool)> = None;
+        let mut since = tokio::time::Instant::now();
+        loop {
+            let job = self.job().await;
+            if let Some(ending) = has_true_condition(&job, &ENDING_CONDITIONS) {
+                return ("delete", (job, Some(ending)));
+            }
+            let pod = self.pods.get_opt(&name).await.unwrap();
+            let held = pod.as_ref().is_some_and(is_held_terminating);
+            if !held && uncounted_empty(&job) {
+                return ("delete", (job, None));
+            }
+            let mut status = job.status.clone().unwrap_or_default();
+            status.conditions = None;
+            let state = (serde_json::to_string(&status).unwrap(), held);
+            if last.as_ref() != Some(&state) {
+                last = Some(state);
+                since = tokio::time::Instant::now();
+            }
+            if held && uncounted_empty(&job) && since.elapsed() >= Duration::from_secs(2) {
+                return ("delete", (job, None));
+            }
+            if tokio::time::Instant::now() > deadline {
+                self.timed_out(&format!("the controller to deal with deleted pod {name}"))
+                    .await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     async fn succeed(&self, pod: &Pod) -> &'static str {
         let name = pod.metadata.name.clone().unwrap();
         let patch = serde_json::json!({"metadata": {"labels": {CHAOS_LABEL: null}}});
@@ -926,10 +1026,11 @@ impl Run {
                 since = tokio::time::Instant::now();
             }
             let unchanged = since.elapsed();
-            let status = job.status.clone().unwrap_or_default();
             let done = if has_true_condition(&job, &["Failed", "Complete"]).is_some() {
+                // status.terminating is not updated once the Job has finished (1.30 keeps 1
+                // there after the pod is gone): the pods say whether one is terminating.
                 uncounted_empty(&job)
-                    && status.terminating.unwrap_or(0) == 0
+                    && pods.iter().all(|p| p.metadata.deletion_timestamp.is_none())
                     && unchanged >= Duration::from_secs(1)
             } else if has_true_condition(&job, &["FailureTarget", "SuccessCriteriaMet"]).is_some() {
                 false
@@ -962,4 +1063,41 @@ impl Run {
         }
         out.replace(&self.namespace, "<namespace>")
     }
+}
+
+/// The context of the cluster of the older pinned version (OLDER_KUBERNETES_VERSION in
+/// tests/cluster/versions.env), which scripts/test.sh starts beside the others.
+pub const OLDER: &str = "km-older";
+
+/// A client of the older cluster; panics, saying how to start it, when it is absent.
+pub async fn older_client() -> Client {
+    let path = std::env::var_os("KM_TEST_OLDER_KUBECONFIG").unwrap_or_else(|| {
+        panic!(
+            "KM_TEST_OLDER_KUBECONFIG is not set: run scripts/test.sh, or start the older cluster \
+             with KM_KUBERNETES_VERSION=<OLDER_KUBERNETES_VERSION of tests/cluster/versions.env> \
+             KM_CLUSTERS_DIR=target/test-clusters-older KM_PORT_BASE=30000 tests/cluster/start.sh \
+             older and export KM_TEST_OLDER_KUBECONFIG=<the path it prints>"
+        )
+    });
+    let kubeconfig = kube::config::Kubeconfig::read_from(&path).expect("readable kubeconfig");
+    let config = kube::Config::from_custom_kubeconfig(
+        kubeconfig,
+        &kube::config::KubeConfigOptions {
+            context: Some(OLDER.into()),
+            ..Default::default()
+        },
+    )
+    .await
+    .expect("the context km-older");
+    let client = Client::try_from(config).unwrap();
+    let version = client
+        .apiserver_version()
+        .await
+        .expect("the older cluster answers");
+    assert_eq!(
+        version.git_version,
+        super::pinned_older_kubernetes_version(),
+        "the older cluster runs the pinned version"
+    );
+    client
 }
