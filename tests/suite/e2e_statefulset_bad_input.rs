@@ -880,7 +880,7 @@ async fn a_resume_asks_and_keeps_its_health_check() {
         &[
             "Plan: move StatefulSet web from km-a/",
             "(ordinals [1, 0], highest first)\n",
-            "Resume the migration of StatefulSet web (km-a to km-b): 2 of 3 ordinal(s) still to move; next: ",
+            "Resume the migration of StatefulSet web (km-a to km-b): 1 of 3 ordinal(s) verified in km-b; next: ",
             "needs confirmation",
             "--yes",
         ],
