@@ -18,6 +18,8 @@ fn main() -> ExitCode {
     {
         return ExitCode::from(completion::print_kubectl_completions(args[2..].to_vec()));
     }
+    // The shell scripts of completions/ (`kubectl-migrate <TAB>`): answers and exits.
+    completion::complete_from_env();
     let cli = match Cli::try_parse_from(kubectl_migrate::cli::expand_verbosity(args)) {
         Ok(cli) => cli,
         Err(err) => {

@@ -2,12 +2,19 @@
 //! definitions (and [`help`], the exit codes and examples that `--help` shows too) so that they
 //! cannot drift from the real flags. The committed copies in
 //! `completions/` and `man/` are checked by `tests/suite/generated_files.rs`.
+//!
+//! Both ways of completing ask the binary for the words typed so far and get the same
+//! candidates ([`candidates`]): `kubectl migrate <TAB>` through `kubectl_complete-migrate`
+//! (kubectl's plugin protocol), `kubectl-migrate <TAB>` through the scripts in completions/
+//! (clap_complete's registration scripts, which call back with `COMPLETE=<shell>`). Values
+//! that only a cluster knows (contexts, namespaces, StatefulSets, CRDs) come either way.
 use std::ffi::OsString;
 
 use std::io::Write;
 
 use clap::{ArgAction, Command, CommandFactory};
-use clap_complete::Shell;
+use clap_complete::engine::CompletionCandidate;
+use clap_complete::env::{Bash, CompleteEnv, EnvCompleter, Fish, Shells, Zsh};
 use clap_mangen::roff::{Inline, Roff, bold, italic, roman};
 
 use super::{Cli, help};
@@ -18,6 +25,57 @@ pub const COMPLETE_SUBCOMMAND: &str = "__complete";
 /// kubectl's ShellCompDirectiveNoFileComp: do not fall back to file names.
 const NO_FILE_COMPLETION: &str = ":4";
 
+/// The variable the scripts in completions/ set (to the shell's name) when they ask the binary
+/// for candidates: clap_complete's.
+const COMPLETE_VAR: &str = "COMPLETE";
+
+/// The shells the scripts in completions/ are for, with their file names.
+const SHELLS: [(&ShellCandidates, &str); 3] = [
+    (&ShellCandidates::Bash, "kubectl-migrate.bash"),
+    (&ShellCandidates::Zsh, "_kubectl-migrate"),
+    (&ShellCandidates::Fish, "kubectl-migrate.fish"),
+];
+
+/// The root command as completion sees it. For a word that does not start with `-`, the flags
+/// that are not required are hidden, and [`candidates`] leaves them out: kubectl offers values,
+/// subcommands and the required flags there, and every flag only after a `-`.
+fn completion_command(flag_word: bool) -> Command {
+    fn hide_optional_flags(cmd: Command) -> Command {
+        cmd.mut_args(|a| {
+            if a.is_positional() || a.is_required_set() {
+                a
+            } else {
+                a.hide(true)
+            }
+        })
+        .mut_subcommands(hide_optional_flags)
+    }
+    let mut cmd = Cli::command();
+    if flag_word {
+        return cmd;
+    }
+    // Built first, so that the global flags and --help are in every subcommand to be hidden.
+    cmd.build();
+    hide_optional_flags(cmd)
+}
+
+/// The candidates for `words` (the command line, program name first) at the word `index`, for
+/// both ways of completing. Candidates that ask a cluster follow the --kubeconfig, --context
+/// and -n in `words`.
+fn candidates(words: Vec<OsString>, index: usize) -> Vec<CompletionCandidate> {
+    crate::cli::completing(&words);
+    let flag_word = words
+        .get(index)
+        .is_some_and(|w| w.to_string_lossy().starts_with('-'));
+    let mut cmd = completion_command(flag_word);
+    let cwd = std::env::current_dir().ok();
+    clap_complete::engine::complete(&mut cmd, words, index, cwd.as_deref())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| !c.is_hide_set())
+        .collect()
+}
+
 /// Candidates for the words after `kubectl migrate`, the last one being the word under the cursor.
 pub fn kubectl_completions(words: Vec<OsString>) -> Vec<String> {
     let mut args: Vec<OsString> = vec!["kubectl-migrate".into()];
@@ -26,12 +84,8 @@ pub fn kubectl_completions(words: Vec<OsString>) -> Vec<String> {
         args.push(OsString::new());
     }
     let index = args.len() - 1;
-    let mut cmd = Cli::command();
-    let cwd = std::env::current_dir().ok();
-    clap_complete::engine::complete(&mut cmd, args, index, cwd.as_deref())
-        .unwrap_or_default()
+    candidates(args, index)
         .into_iter()
-        .filter(|c| !c.is_hide_set())
         .map(|c| c.get_value().to_string_lossy().into_owned())
         .collect()
 }
@@ -39,9 +93,6 @@ pub fn kubectl_completions(words: Vec<OsString>) -> Vec<String> {
 /// Prints one candidate per line, then kubectl's directive line, as kubectl (>= 1.26) expects
 /// from a `kubectl_complete-<plugin>` executable.
 pub fn print_kubectl_completions(words: Vec<OsString>) -> u8 {
-    use std::io::Write;
-    // Candidates that ask a cluster follow the --kubeconfig, --context and -n typed so far.
-    crate::cli::completing(&words);
     let candidates = kubectl_completions(words);
     let mut text = String::new();
     for c in &candidates {
@@ -60,40 +111,141 @@ pub fn print_kubectl_completions(words: Vec<OsString>) -> u8 {
     }
 }
 
+/// Answers the scripts in completions/ when they ask (with `COMPLETE=<shell>` set) and exits;
+/// returns at once otherwise. `COMPLETE=bash kubectl-migrate` prints the bash script.
+pub fn complete_from_env() {
+    CompleteEnv::with_factory(Cli::command)
+        .var(COMPLETE_VAR)
+        .bin("kubectl-migrate")
+        // Found on PATH, like kubectl_complete-migrate's `exec kubectl-migrate`.
+        .completer("kubectl-migrate")
+        .shells(Shells(&SHELLS.map(|(shell, _)| shell as &dyn EnvCompleter)))
+        .complete();
+}
+
+/// clap_complete's shells with [`candidates`] as their answers: its registration scripts, and
+/// the candidates written as each script reads them (bash and zsh: separated by `$_CLAP_IFS`,
+/// zsh with `:` escaped; fish: a line each, its help after a tab).
+#[derive(Clone, Copy)]
+enum ShellCandidates {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl ShellCandidates {
+    fn shell(self) -> &'static dyn EnvCompleter {
+        match self {
+            ShellCandidates::Bash => &Bash,
+            ShellCandidates::Zsh => &Zsh,
+            ShellCandidates::Fish => &Fish,
+        }
+    }
+}
+
+impl EnvCompleter for ShellCandidates {
+    fn name(&self) -> &'static str {
+        self.shell().name()
+    }
+
+    fn is(&self, name: &str) -> bool {
+        self.shell().is(name)
+    }
+
+    fn write_registration(
+        &self,
+        var: &str,
+        name: &str,
+        bin: &str,
+        completer: &str,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        self.shell()
+            .write_registration(var, name, bin, completer, buf)?;
+        if let ShellCandidates::Zsh = self {
+            // Autoloaded from $fpath (install.sh), the file is the completion function's body:
+            // its first run defines the completer, so that run must also complete, or the first
+            // Tab of every shell would offer nothing. Sourced, it only registers.
+            let function = format!("_clap_dynamic_completer_{}", name.replace('-', "_"));
+            writeln!(
+                buf,
+                "if [[ \"${{funcstack[1]}}\" == _{name} ]]; then\n    {function} \"$@\"\nfi"
+            )?;
+        }
+        Ok(())
+    }
+
+    fn write_complete(
+        &self,
+        _cmd: &mut Command,
+        mut args: Vec<OsString>,
+        _current_dir: Option<&std::path::Path>,
+        buf: &mut dyn Write,
+    ) -> std::io::Result<()> {
+        // bash and zsh say which word the cursor is on (zsh leaves an empty one out); fish
+        // passes the words up to the cursor.
+        let index = std::env::var("_CLAP_COMPLETE_INDEX")
+            .ok()
+            .and_then(|i| i.parse().ok())
+            .unwrap_or(args.len().saturating_sub(1));
+        if args.len() == index {
+            args.push(OsString::new());
+        }
+        let separator = std::env::var("_CLAP_IFS").unwrap_or_else(|_| "\n".into());
+        for (i, candidate) in candidates(args, index).iter().enumerate() {
+            let value = candidate.get_value().to_string_lossy();
+            let help = candidate
+                .get_help()
+                .map(|h| h.to_string().lines().next().unwrap_or_default().to_string());
+            match self {
+                ShellCandidates::Bash => {
+                    if i > 0 {
+                        write!(buf, "{separator}")?;
+                    }
+                    write!(buf, "{value}")?;
+                }
+                ShellCandidates::Zsh => {
+                    if i > 0 {
+                        write!(buf, "{separator}")?;
+                    }
+                    write!(buf, "{}", value.replace('\\', "\\\\").replace(':', "\\:"))?;
+                    if let Some(help) = help {
+                        write!(buf, ":{}", help.replace('\\', "\\\\"))?;
+                    }
+                }
+                ShellCandidates::Fish => {
+                    write!(buf, "{value}")?;
+                    if let Some(help) = help {
+                        write!(buf, "\t{help}")?;
+                    }
+                    writeln!(buf)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// The script installed as `kubectl_complete-migrate` next to the binary.
 pub const KUBECTL_COMPLETE_SCRIPT: &str = "#!/bin/sh\n\
 # Generated by kubectl-migrate; do not edit.\n\
 # kubectl (>= 1.26) runs this for `kubectl migrate <TAB>` with the words typed so far.\n\
 exec kubectl-migrate __complete \"$@\"\n";
 
-/// clap_complete's bash script names each subcommand's case from the bin name twice, once with
-/// its `-` as `__` (the loop that finds the subcommand) and once as `__subcmd__` (the cases that
-/// complete it), so with a `-` in the name nothing completed inside a subcommand. The cases get
-/// the loop's spelling.
-fn bash_subcommand_names(script: Vec<u8>) -> Vec<u8> {
-    String::from_utf8_lossy(&script)
-        .replace(
-            "kubectl__subcmd__migrate__subcmd__",
-            "kubectl__migrate__subcmd__",
-        )
-        .into_bytes()
-}
-
 /// Every generated file as (path relative to the repository, contents).
 pub fn generated_files() -> Vec<(String, Vec<u8>)> {
     let mut files = Vec::new();
-    for (shell, name) in [
-        (Shell::Bash, "kubectl-migrate.bash"),
-        (Shell::Zsh, "_kubectl-migrate"),
-        (Shell::Fish, "kubectl-migrate.fish"),
-    ] {
+    for (shell, name) in SHELLS {
         let mut buf = Vec::new();
-        // The scripts complete the `kubectl-migrate` executable (its help says `kubectl migrate`).
-        let mut cmd = Cli::command().bin_name("kubectl-migrate");
-        clap_complete::generate(shell, &mut cmd, "kubectl-migrate", &mut buf);
-        if shell == Shell::Bash {
-            buf = bash_subcommand_names(buf);
-        }
+        shell
+            .write_registration(
+                COMPLETE_VAR,
+                "kubectl-migrate",
+                "kubectl-migrate",
+                "kubectl-migrate",
+                &mut buf,
+            )
+            .expect("writing to memory cannot fail");
         files.push((format!("completions/{name}"), buf));
     }
     files.push((

@@ -137,6 +137,14 @@ pub fn warn(message: impl AsRef<str>) {
     anstream::eprintln!("{}", fill(&warning));
 }
 
+/// `n` and its noun as a person says them: "1 ordinal", "3 ordinals", "0 ordinals".
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    match n.into() {
+        1 => format!("1 {noun}"),
+        n => format!("{n} {noun}s"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +176,13 @@ mod tests {
         )
         .unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_count_is_said_with_its_noun() {
+        assert_eq!(counted(1u64, "ordinal"), "1 ordinal");
+        assert_eq!(counted(0u64, "ordinal"), "0 ordinals");
+        assert_eq!(counted(3u64, "ordinal"), "3 ordinals");
     }
 
     #[test]

@@ -369,11 +369,13 @@ impl Run<'_> {
         // move decided again after a conflict is the same move, asked about once.
         let mut moves = 0usize;
         let mut approved: Option<Step> = None;
+        // The way the ordinals go: a rollback brings them back to the source.
+        let (from, to) = (&ex.sides.source.context, &ex.sides.destination.context);
         operator.event(Event::LoopStarted {
-            title: format!(
-                "{} {}->{}",
-                self.settings.name, ex.sides.source.context, ex.sides.destination.context
-            ),
+            title: match direction {
+                Direction::Forward => format!("{} {from}->{to}", self.settings.name),
+                Direction::Rollback => format!("{} rollback {to}->{from}", self.settings.name),
+            },
         });
         let mut scope: Option<Scope> = None;
         let retry = retry_policy();

@@ -478,9 +478,15 @@ impl Run<'_> {
         first: Option<&Step>,
     ) -> String {
         let j = &stored.journal;
-        let (verb, left) = match j.direction {
-            Direction::Forward => ("migration", j.verified_bound - j.start),
-            Direction::Rollback => ("rollback", j.end() - j.verified_bound),
+        // Counted by what the journal knows, ordinals verified where they are going: one moved
+        // but not yet verified is neither "moved" nor "still to move".
+        let (source, destination) = (
+            &self.executor.sides.source.context,
+            &self.executor.sides.destination.context,
+        );
+        let (verb, verified, place) = match j.direction {
+            Direction::Forward => ("migration", j.end() - j.verified_bound, destination),
+            Direction::Rollback => ("rollback", j.verified_bound - j.start, source),
         };
         let next = match first {
             Some(step) => step.clone(),
@@ -488,11 +494,8 @@ impl Run<'_> {
         }
         .describe(&self.executor.sides.names);
         format!(
-            "Resume the {verb} of StatefulSet {} ({} to {}): {left} of {} ordinal(s) still to move; next: {next}",
-            self.settings.name,
-            self.executor.sides.source.context,
-            self.executor.sides.destination.context,
-            j.replicas
+            "Resume the {verb} of StatefulSet {} ({source} to {destination}): {verified} of {} ordinal(s) verified in {place}; next: {next}",
+            self.settings.name, j.replicas
         )
     }
 

@@ -227,7 +227,8 @@ impl InPlan<'_> {
     fn resize(&self, side: Side, start: i32, replicas: i32) -> String {
         match self.gone_after {
             Some(ordinals) if side == Side::Source => format!(
-                "scale source to {replicas} replicas and wait until pod(s) {} are gone (Terminating included)",
+                "scale source to {} and wait until pod(s) {} are gone (Terminating included)",
+                replicas_word(replicas),
                 self.list(ordinals)
             ),
             Some(ordinals) => format!(
@@ -238,7 +239,7 @@ impl InPlan<'_> {
             None if side == Side::Source
                 && self.set(Side::Source).is_some_and(|s| s.start == start) =>
             {
-                format!("scale source to {replicas} replicas")
+                format!("scale source to {}", replicas_word(replicas))
             }
             None => format!(
                 "patch {} to ordinals.start={start}, replicas={replicas} in one request",
@@ -479,6 +480,15 @@ fn side_word(side: Side) -> &'static str {
     match side {
         Side::Source => "source",
         Side::Destination => "destination",
+    }
+}
+
+/// "1 replica", "2 replicas": as a person says it.
+fn replicas_word(n: i32) -> String {
+    if n == 1 {
+        "1 replica".into()
+    } else {
+        format!("{n} replicas")
     }
 }
 

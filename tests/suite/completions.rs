@@ -1,7 +1,10 @@
 //! The completion scripts in completions/, each in its real shell on a pseudo-terminal: the
 //! shell loads the script, a person types part of a command and presses Tab, and the screen
-//! shows the candidates. Flags of a subcommand complete inside it, flag values come from their
-//! possible values (never from file names), and subcommands complete at the top.
+//! shows the candidates. The scripts ask the binary (found on PATH, as installed), which answers
+//! as it answers kubectl's plugin completion: flags of a subcommand complete inside it, and only
+//! after a `-`; flag values come from their possible values (never from file names),
+//! subcommands complete at the top, and what only a cluster knows (contexts, namespaces,
+//! StatefulSets) comes from the clusters.
 use crate::support;
 
 use std::path::{Path, PathBuf};
@@ -24,13 +27,27 @@ fn decoy_dir() -> tempfile::TempDir {
     dir
 }
 
-/// A shell on a terminal in `cwd`, its prompt `PS> `, the script loaded by `setup`.
-fn shell(program: &str, args: &[&str], cwd: &Path, setup: &str) -> Term {
-    let path = std::env::var("PATH").unwrap_or_default();
+/// A shell on a terminal in `cwd`, its prompt `PS> `, the script loaded by `setup`, the
+/// freshly built binary first on PATH (the scripts call it back), `env` added.
+fn shell_with(program: &str, args: &[&str], cwd: &Path, setup: &str, env: &[(&str, &str)]) -> Term {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_kubectl-migrate"))
+        .parent()
+        .unwrap();
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let mut all = vec![
+        ("PATH", path.to_str().unwrap()),
+        ("HOME", cwd.to_str().unwrap()),
+    ];
+    // Without a kubeconfig of their own, candidates from a cluster ask nobody.
+    all.push(("KUBECONFIG", "/nonexistent/kubeconfig"));
+    all.extend_from_slice(env);
     let mut term = Term::spawn(Spawn {
         program: Path::new(program),
         args,
-        env: &[("PATH", &path), ("HOME", cwd.to_str().unwrap())],
+        env: &all,
         cwd: Some(cwd),
         cols: 160,
         rows: 40,
@@ -45,16 +62,16 @@ fn shell(program: &str, args: &[&str], cwd: &Path, setup: &str) -> Term {
     term
 }
 
-/// Types `line` and presses Tab until the shell lists candidates; what the screen then shows.
-fn tab(term: &mut Term, line: &str, expect: &[&str]) -> String {
-    tabs(term, line, 2, expect)
-}
-
-/// The same with `presses` Tabs: bash first completes what the candidates share, and lists
-/// them only at the second Tab on an unchanged word.
+/// Clears the screen, types `line` and presses Tab `presses` times; the screen once it shows
+/// every one of `expect` (bash completes what the candidates share at the first Tab and lists
+/// them at the second on an unchanged word).
 fn tabs(term: &mut Term, line: &str, presses: usize, expect: &[&str]) -> String {
-    // Ctrl-U clears what an earlier attempt left on the line.
-    term.send("\u{15}");
+    // Ctrl-U clears what an earlier attempt left on the line, Ctrl-L the screen, so that what
+    // an earlier attempt listed cannot pass for this one's candidates.
+    term.send("\u{15}\u{0c}");
+    term.wait_for("a cleared screen", WAIT, |s| {
+        s.lines().count() == 1 && s.trim_end() == "PS>"
+    });
     term.send(line);
     for _ in 0..presses {
         std::thread::sleep(Duration::from_millis(300));
@@ -74,100 +91,235 @@ fn assert_no_files(screen: &str) {
     );
 }
 
-#[test]
-fn bash_completes_inside_subcommands_and_flag_values() {
+/// Each shell with its script loaded as install.sh installs it: bash and fish source theirs,
+/// zsh autoloads `_kubectl-migrate` from $fpath.
+#[derive(Clone, Copy, Debug)]
+enum Sh {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl Sh {
+    fn start(self, cwd: &Path, env: &[(&str, &str)]) -> Term {
+        let dir = completions_dir();
+        match self {
+            Sh::Bash => shell_with(
+                "bash",
+                &["--norc", "--noprofile", "-i"],
+                cwd,
+                &format!(
+                    "PS1='PS> '; source '{}'; echo loaded\n",
+                    dir.join("kubectl-migrate.bash").display()
+                ),
+                env,
+            ),
+            Sh::Zsh => shell_with(
+                "zsh",
+                &["-f", "-i"],
+                cwd,
+                &format!(
+                    "PS1='PS> '; fpath=('{}' $fpath); autoload -U compinit; compinit -u; echo loaded\n",
+                    dir.display()
+                ),
+                env,
+            ),
+            Sh::Fish => shell_with(
+                "fish",
+                &["--no-config", "-i"],
+                cwd,
+                &format!(
+                    "function fish_prompt; echo -n 'PS> '; end; source '{}'; echo loaded\n",
+                    dir.join("kubectl-migrate.fish").display()
+                ),
+                env,
+            ),
+        }
+    }
+
+    /// Tabs until the candidates show: bash completes what they share at the first Tab and
+    /// lists them at the next ones.
+    fn presses(self) -> usize {
+        match self {
+            Sh::Bash => 3,
+            Sh::Zsh | Sh::Fish => 2,
+        }
+    }
+}
+
+fn completes_inside_subcommands_and_flag_values(sh: Sh) {
     let dir = decoy_dir();
-    let script = completions_dir().join("kubectl-migrate.bash");
-    let mut term = shell(
-        "bash",
-        &["--norc", "--noprofile", "-i"],
-        dir.path(),
-        &format!("PS1='PS> '; source '{}'; echo loaded\n", script.display()),
-    );
+    let mut term = sh.start(dir.path(), &[]);
+    let n = sh.presses();
     let to = tabs(
         &mut term,
         "kubectl-migrate statefulset web --to",
-        3,
+        n,
         &["--to-context", "--to-namespace", "--to-kubeconfig"],
     );
     assert_no_files(&to);
-    let colour = tab(
+    let colour = tabs(
         &mut term,
         "kubectl-migrate statefulset web --color ",
+        n,
         &["auto", "always", "never"],
     );
     assert_no_files(&colour);
-    let sub = tab(
+    let sub = tabs(
         &mut term,
         "kubectl-migrate failure-policy ",
+        n,
         &["simulate", "explain", "check"],
     );
     assert_no_files(&sub);
-    let out = tab(&mut term, "kubectl-migrate schema-diff -o ", &["markdown"]);
+    let out = tabs(
+        &mut term,
+        "kubectl-migrate schema-diff -o ",
+        n,
+        &["markdown"],
+    );
     assert_no_files(&out);
+    // Flags only after a `-`, as kubectl offers them: at a word without one, the subcommands
+    // (and a required flag) but none of the optional flags.
+    let top = tabs(
+        &mut term,
+        "kubectl-migrate ",
+        n,
+        &["statefulset", "schema-diff", "failure-policy"],
+    );
+    assert!(!top.contains("--context"), "flags before a '-':\n{top}");
+    let flags = tabs(
+        &mut term,
+        "kubectl-migrate statefulset web --dry",
+        n,
+        &["--dry-run"],
+    );
+    assert_no_files(&flags);
+}
+
+#[test]
+fn bash_completes_inside_subcommands_and_flag_values() {
+    completes_inside_subcommands_and_flag_values(Sh::Bash);
 }
 
 #[test]
 fn zsh_completes_inside_subcommands_and_flag_values() {
-    let dir = decoy_dir();
-    let mut term = shell(
-        "zsh",
-        &["-f", "-i"],
-        dir.path(),
-        &format!(
-            "PS1='PS> '; fpath=('{}' $fpath); autoload -U compinit; compinit -u; echo loaded\n",
-            completions_dir().display()
-        ),
-    );
-    let to = tab(
-        &mut term,
-        "kubectl-migrate statefulset web --to",
-        &["--to-context", "--to-namespace", "--to-kubeconfig"],
-    );
-    assert_no_files(&to);
-    let colour = tab(
-        &mut term,
-        "kubectl-migrate statefulset web --color ",
-        &["auto", "always", "never"],
-    );
-    assert_no_files(&colour);
-    let sub = tab(
-        &mut term,
-        "kubectl-migrate failure-policy ",
-        &["simulate", "explain", "check"],
-    );
-    assert_no_files(&sub);
+    completes_inside_subcommands_and_flag_values(Sh::Zsh);
 }
 
 #[test]
 fn fish_completes_inside_subcommands_and_flag_values() {
-    let dir = decoy_dir();
-    let script = completions_dir().join("kubectl-migrate.fish");
-    let mut term = shell(
-        "fish",
-        &["--no-config", "-i"],
-        dir.path(),
-        &format!(
-            "function fish_prompt; echo -n 'PS> '; end; source '{}'; echo loaded\n",
-            script.display()
-        ),
-    );
-    let to = tab(
-        &mut term,
-        "kubectl-migrate statefulset web --to",
-        &["--to-context", "--to-namespace", "--to-kubeconfig"],
-    );
-    assert_no_files(&to);
-    let colour = tab(
-        &mut term,
-        "kubectl-migrate statefulset web --color ",
-        &["auto", "always", "never"],
-    );
-    assert_no_files(&colour);
-    let sub = tab(
-        &mut term,
-        "kubectl-migrate failure-policy ",
-        &["simulate", "explain", "check"],
-    );
-    assert_no_files(&sub);
+    completes_inside_subcommands_and_flag_values(Sh::Fish);
+}
+
+/// A namespace in km-a holding a StatefulSet `ledger` (no replicas), for candidates only a
+/// cluster knows.
+async fn namespace_with_a_set(prefix: &str) -> support::TestNamespace {
+    use k8s_openapi::api::apps::v1::StatefulSet;
+    let client = support::client(support::CONTEXT_A).await;
+    let ns = support::TestNamespace::create(&client, support::CONTEXT_A, prefix).await;
+    let set: StatefulSet = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "ledger"},
+        "spec": {"replicas": 0, "serviceName": "ledger", "selector": {"matchLabels": {"app": "ledger"}},
+                 "template": {"metadata": {"labels": {"app": "ledger"}},
+                              "spec": {"containers": [{"name": "c", "image": "x"}]}}}
+    }))
+    .unwrap();
+    kube::Api::<StatefulSet>::namespaced(client, &ns.name)
+        .create(&Default::default(), &set)
+        .await
+        .unwrap();
+    ns
+}
+
+/// Calling kubectl-migrate directly completes as dynamically as `kubectl migrate` does: the
+/// StatefulSets of the namespace and context typed, namespaces and contexts, in every shell.
+#[tokio::test]
+async fn the_scripts_offer_what_the_clusters_hold() {
+    let ns = namespace_with_a_set("tab-direct").await;
+    let kubeconfig = support::kubeconfig_path();
+    let name = ns.name.clone();
+    tokio::task::spawn_blocking(move || {
+        let dir = decoy_dir();
+        let env = [("KUBECONFIG", kubeconfig.to_str().unwrap())];
+        for sh in [Sh::Bash, Sh::Zsh, Sh::Fish] {
+            let mut term = sh.start(dir.path(), &env);
+            let n = sh.presses();
+            let sets = tabs(
+                &mut term,
+                &format!("kubectl-migrate statefulset --context km-a -n {name} "),
+                n,
+                &["ledger"],
+            );
+            assert_no_files(&sets);
+            let contexts = tabs(
+                &mut term,
+                "kubectl-migrate statefulset ledger --to-context km-",
+                n,
+                &["km-a", "km-b"],
+            );
+            assert_no_files(&contexts);
+            // The namespace's name less its last characters: the shell completes the rest.
+            let typed = &name[..name.len() - 3];
+            let namespaces = tabs(
+                &mut term,
+                &format!("kubectl-migrate statefulset --context km-a -n {typed}"),
+                n,
+                &[&name],
+            );
+            assert_no_files(&namespaces);
+        }
+    })
+    .await
+    .unwrap();
+}
+
+/// `kubectl migrate <TAB>` in kubectl's own (zsh) completion, through kubectl_complete-migrate
+/// as install.sh installs it: the StatefulSets and the one required flag at a word, and the
+/// optional flags only after a `-`, as kubectl offers its own.
+#[tokio::test]
+async fn kubectl_migrate_offers_flags_only_after_a_dash() {
+    let ns = namespace_with_a_set("tab-kubectl").await;
+    let kubeconfig = support::kubeconfig_path();
+    let name = ns.name.clone();
+    tokio::task::spawn_blocking(move || {
+        let dir = decoy_dir();
+        let helper = tempfile::tempdir().unwrap();
+        let script = helper.path().join("kubectl_complete-migrate");
+        std::fs::copy(completions_dir().join("kubectl_complete-migrate"), &script).unwrap();
+        std::fs::set_permissions(
+            &script,
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let path = support::path_with(&[helper.path()]);
+        // zsh: kubectl's bash script needs the bash-completion package, its zsh script nothing.
+        let mut term = shell_with(
+            "zsh",
+            &["-f", "-i"],
+            dir.path(),
+            "PS1='PS> '; autoload -U compinit; compinit -u; source <(kubectl completion zsh); echo loaded\n",
+            &[
+                ("KUBECONFIG", kubeconfig.to_str().unwrap()),
+                ("PATH", path.to_str().unwrap()),
+            ],
+        );
+        let word = tabs(
+            &mut term,
+            &format!("kubectl migrate statefulset --context km-a -n {name} "),
+            2,
+            &["ledger", "--to-context"],
+        );
+        assert_no_files(&word);
+        assert!(!word.contains("--dry-run"), "flags before a '-':\n{word}");
+        let dash = tabs(
+            &mut term,
+            &format!("kubectl migrate statefulset ledger --context km-a -n {name} --d"),
+            2,
+            &["--dry-run"],
+        );
+        assert_no_files(&dash);
+    })
+    .await
+    .unwrap();
 }

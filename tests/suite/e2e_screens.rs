@@ -16,6 +16,19 @@ const WAIT: Duration = Duration::from_secs(120);
 /// `cols` wide.
 fn on_terminal(ns: &str, args: &[&str], cols: u16) -> Term {
     let kubeconfig = support::kubeconfig_path();
+    let all = migrate_args(ns, args);
+    Term::spawn(Spawn {
+        program: std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
+        args: &all,
+        env: &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
+        cwd: None,
+        cols,
+        rows: 50,
+    })
+}
+
+/// The arguments of `kubectl migrate statefulset web -n NS --context km-a --to-context km-b ARGS`.
+fn migrate_args<'a>(ns: &'a str, args: &[&'a str]) -> Vec<&'a str> {
     let mut all = vec![
         "statefulset",
         "web",
@@ -27,14 +40,7 @@ fn on_terminal(ns: &str, args: &[&str], cols: u16) -> Term {
         "km-b",
     ];
     all.extend(args);
-    Term::spawn(Spawn {
-        program: std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
-        args: &all,
-        env: &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
-        cwd: None,
-        cols,
-        rows: 50,
-    })
+    all
 }
 
 #[tokio::test]
@@ -104,7 +110,7 @@ async fn the_plan_and_prompt_no_then_yes_with_progress_and_a_summary() {
     );
     assert_eq!(done.code, 0, "{}", done.screen);
     assert!(
-        regex::Regex::new(r"Done: web runs in km-b \(.+\)\. 3 ordinal\(s\) moved in \d+s\.")
+        regex::Regex::new(r"Done: web runs in km-b \(.+\)\. 3 ordinals verified there in \d+s\.")
             .unwrap()
             .is_match(&done.screen),
         "{}",
@@ -116,6 +122,30 @@ async fn the_plan_and_prompt_no_then_yes_with_progress_and_a_summary() {
         done.screen
     );
     observer.assert_never_split();
+}
+
+/// At 80 columns the progress display fits: the step's words over the status line, which
+/// gives way (bar, clocks) as room requires; the terminal wraps neither, at any redraw seen.
+#[tokio::test]
+async fn the_progress_display_fits_80_columns() {
+    let pair = Pair::new("screen-narrow").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let ns = pair.ns().to_string();
+    let done = tokio::task::spawn_blocking(move || {
+        let term = on_terminal(&ns, &["--health-check", "sleep 1", "--yes"], 80);
+        term.wait_for("the status line with its clocks, a move done", WAIT, |s| {
+            let wrapped = term.wrapped();
+            assert!(wrapped.is_empty(), "the terminal wrapped {wrapped:?}:\n{s}");
+            s.lines()
+                .any(|l| l.starts_with("web km-a->km-b [") && l.contains("] 1/2, "))
+        });
+        term.finish(WAIT)
+    })
+    .await
+    .unwrap();
+    assert_eq!(done.code, 0, "{}", done.screen);
+    assert!(done.wrapped.is_empty(), "{:?}", done.wrapped);
 }
 
 #[tokio::test]
@@ -310,6 +340,31 @@ async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
         "{}",
         cleaned.screen
     );
+    // Again: nothing to do, said on a line that ends, at 80 columns as at 200.
+    let ns = pair.ns().to_string();
+    tokio::task::spawn_blocking(move || {
+        let kubeconfig = support::kubeconfig_path();
+        let args = migrate_args(&ns, &["--cleanup"]);
+        for cols in [80, 200] {
+            let again = support::pty::run_then_mark(
+                std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
+                &args,
+                &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
+                &std::env::temp_dir(),
+                cols,
+            );
+            assert!(
+                again
+                    .screen
+                    .contains("already cleaned up in km-a; nothing to do"),
+                "{}",
+                again.screen
+            );
+            support::pty::assert_ends_with_mark(&again.screen, 0);
+        }
+    })
+    .await
+    .unwrap();
 }
 
 /// Ctrl-C at a question is a stop like any other: exit 3, the command that resumes, and the
@@ -412,7 +467,7 @@ async fn plan_and_status_tables_keep_rows_whole_at_every_width() {
             &["#", "ORDINAL", "CLUSTER", "ACTION"],
             &["1", "km-b", "write the migration journal"],
             &["2", "km-a", "protect PV"],
-            &["1", "km-a", "scale source to 1 replicas"],
+            &["1", "km-a", "scale source to 1 replica"],
             &["0", "km-b", "copy PVC data-web-0"],
         ],
     );
@@ -427,7 +482,8 @@ async fn plan_and_status_tables_keep_rows_whole_at_every_width() {
             &["ORDINAL", "POD IN KM-A", "POD IN KM-B", "CLAIMS"],
             &["1", "-", "Ready", "data-web-1"],
             &["0", "-", "Ready", "data-web-0"],
-            &["journal: forward, complete"],
+            &["journal: migration km-a to km-b, complete;"],
+            &["verified in km-b"],
         ],
     );
 }
@@ -484,5 +540,108 @@ async fn fresh_status_shows_both_volumes_and_the_rollback_names_the_claims_it_ke
         "{}",
         rolled_back.screen
     );
+    // The progress line said the way the ordinals went: back from km-b to km-a.
+    assert!(
+        rolled_back.raw.contains("web rollback km-b->km-a [")
+            && !rolled_back.raw.contains("web km-a->km-b"),
+        "the rollback's progress line: {:?}",
+        rolled_back.raw
+    );
     assert_eq!(pair.claims(true).await, fresh, "the fresh claims are kept");
+}
+
+/// The README's demo (scripts/demo.sh) at 80 columns, its commands as it runs them: StatefulSet
+/// web (5 replicas, a claim each) in km-a with only its headless Service, moved to km-b with
+/// --create-namespace --copy-dependencies --yes through `kubectl migrate`, then --status. What
+/// a person reads: nothing wrapped by the terminal, every line in words, the summary, and the
+/// status table whole with its journal said in words.
+#[tokio::test]
+async fn the_readme_demo_reads_cleanly_at_80_columns() {
+    let a = support::client(support::CONTEXT_A).await;
+    let b = support::client(support::CONTEXT_B).await;
+    let ns_a = support::TestNamespace::create(&a, support::CONTEXT_A, "screen-demo").await;
+    let name = ns_a.name.clone();
+    let services: kube::Api<k8s_openapi::api::core::v1::Service> =
+        kube::Api::namespaced(a.clone(), &name);
+    services
+        .create(
+            &Default::default(),
+            &support::sts::json(serde_json::json!({
+                "metadata": {"name": "web", "labels": {"app": "web"}},
+                "spec": {"clusterIP": "None", "selector": {"app": "web"},
+                         "ports": [{"name": "http", "port": 80}]}
+            })),
+        )
+        .await
+        .unwrap();
+    // The destination namespace is the migration's to create; the test deletes it after.
+    let ns_b = support::TestNamespace::create_named_existing(support::CONTEXT_B, &name);
+    let pair = Pair { a, b, ns_a, ns_b };
+    pair.create_set(5, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let ns = name.clone();
+    let run = tokio::task::spawn_blocking(move || {
+        let kubeconfig = support::kubeconfig_path();
+        let path = support::path_with(&[]);
+        let common =
+            format!("kubectl migrate statefulset web -n {ns} --context km-a --to-context km-b");
+        let script = format!(
+            "{common} --create-namespace --copy-dependencies --yes </dev/null; echo \"[exit $?]\"; \
+             {common} --status </dev/null; echo \"[exit $?]\""
+        );
+        Term::spawn(Spawn {
+            program: std::path::Path::new("bash"),
+            args: &["-c", &script],
+            env: &[
+                ("KUBECONFIG", kubeconfig.to_str().unwrap()),
+                ("PATH", path.to_str().unwrap()),
+            ],
+            cwd: None,
+            cols: 80,
+            rows: 200,
+        })
+        .finish(WAIT * 3)
+    })
+    .await
+    .unwrap();
+    let screen = &run.screen;
+    assert!(
+        run.wrapped.is_empty(),
+        "wrapped {:?}:\n{screen}",
+        run.wrapped
+    );
+    assert_eq!(
+        screen.lines().filter(|l| *l == "[exit 0]").count(),
+        2,
+        "{screen}"
+    );
+    support::assert_in_words("the demo", screen);
+    assert!(!screen.contains("error:"), "{screen}");
+    assert!(
+        regex::Regex::new(r"Done: web runs in km-b \(.+\)\. 5 ordinals verified there in \d+s\.")
+            .unwrap()
+            .is_match(&screen.replace('\n', " ")),
+        "{screen}"
+    );
+    let status = screen
+        .split_once("[exit 0]\n")
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("{screen}"));
+    let header = regex::Regex::new(r"^ORDINAL +POD IN KM-A +POD IN KM-B +CLAIMS\b").unwrap();
+    assert!(status.lines().any(|l| header.is_match(l)), "{status}");
+    for ordinal in 0..5 {
+        let row =
+            regex::Regex::new(&format!(r"^{ordinal} +- +Ready +data-web-{ordinal}\b")).unwrap();
+        assert!(
+            status.lines().any(|l| row.is_match(l)),
+            "ordinal {ordinal}:\n{status}"
+        );
+    }
+    assert!(
+        status
+            .lines()
+            .any(|l| l
+                == "journal: migration km-a to km-b, complete; 5 of 5 ordinals verified in km-b"),
+        "{status}"
+    );
 }

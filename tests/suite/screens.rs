@@ -48,8 +48,23 @@ fn schema_diff_tables_keep_rows_whole_at_every_width() {
             &[".spec", "CEL rule undecided", "unproven"],
         ],
     );
-    // The sources' values go together at 80 columns (as `kubectl get` leaves its wide columns
-    // out) rather than be cut to nothing; from 100 they are there.
+    // At 80 columns the first source's values give way (as `kubectl get` leaves its wide
+    // columns out) rather than be cut to nothing; the last source's, what each field becomes,
+    // stay. From 100 both are there.
+    support::pty::check_at_widths(
+        &[80],
+        &binary(),
+        &args,
+        NO_KUBECONFIG,
+        &schema_data(),
+        &[
+            &["PATH", "CHANGE", "CLASS", "WIDGETS-B.YAML"],
+            &[".spec.owner", "required added", "breaking", "required"],
+            &[".spec.replicas", "type changed", "breaking", "string"],
+            &[".spec.size", "maximum narrowed", "breaking", "50"],
+            &[".spec.tier", "field added", "compatible", "string"],
+        ],
+    );
     support::pty::check_at_widths(
         &[100, 120, 200],
         &binary(),
@@ -239,6 +254,12 @@ fn two_versions_side_by_side_keep_their_rows_whole() {
             &["end", "active", "2", "0"],
         ],
     );
+    // The text under the table ends its line: what comes next (the shell's prompt) starts
+    // its own, at 80 columns as at 200.
+    for cols in [80, 200] {
+        let run = support::pty::run_then_mark(&binary(), &args, NO_KUBECONFIG, dir.path(), cols);
+        support::pty::assert_ends_with_mark(&run.screen, 1);
+    }
     // The exit code says that the final status differs; JSON carries both simulations.
     let out = std::process::Command::new(binary())
         .current_dir(dir.path())

@@ -98,10 +98,10 @@ pub fn focus(values: &[Option<String>], width: usize) -> Vec<Option<String>> {
                 let begin = start.min(end);
                 let mut text: String = chars[begin..end].iter().collect();
                 if begin > 0 {
-                    text = format!("...{text}");
+                    text = format!("…{text}");
                 }
                 if end < chars.len() {
-                    text.push_str("...");
+                    text.push('…');
                 }
                 text
             })
@@ -200,9 +200,12 @@ impl ApiReport {
                     table.add_row(row);
                 }
                 // Paths, changes and classes are what people scan for: kept whole; the
-                // sources' values give way, and on a narrow terminal go, all together.
+                // sources' values give way, and on a narrow terminal go one by one, the first
+                // source's first: the last source's value, what the field becomes, stays
+                // longest (as `kubectl get` keeps its most useful columns).
                 let values: Vec<usize> = (3..3 + labels.len()).collect();
-                fit(&mut table, &values, &[&values], 2);
+                let drop: Vec<&[usize]> = values.chunks(1).collect();
+                fit(&mut table, &values, &drop, 2);
                 let title = match version {
                     Some(v) => format!("version {v}"),
                     None => "the API".to_string(),

@@ -282,8 +282,11 @@ impl Operator for Console {
                 let summary = self.clock.lock().ok().and_then(|c| {
                     let (since, before) = c.first?;
                     let moved = c.moved.checked_sub(before)?;
+                    // Counted as the journal counts them, verified where they went: a
+                    // resume that only had verification left moved nothing.
                     Some(format!(
-                        " {moved} ordinal(s) moved in {}.",
+                        " {} verified there in {}.",
+                        output::counted(moved, "ordinal"),
                         whole_seconds(since.elapsed())
                     ))
                 });

@@ -6,7 +6,7 @@ use crate::output::{self, Tabular};
 use crate::statefulset::PlanOutput;
 use crate::statefulset::cleanup::CleanupReport;
 use crate::statefulset::recover::Rebuilt;
-use crate::statefulset::status::{PodState, SideSummary, StatusReport};
+use crate::statefulset::status::{JournalSummary, PodState, SideSummary, StatusReport};
 
 impl Tabular for PlanOutput {
     fn table(&self) -> Table {
@@ -93,13 +93,7 @@ impl Tabular for StatusReport {
             _ => format!("{}/{}: no StatefulSet", s.context, s.namespace),
         };
         let journal = match &self.journal {
-            Some(j) => format!(
-                "journal: {}{}{}, verified bound {}",
-                j.direction,
-                if j.complete { ", complete" } else { "" },
-                if j.cleaned_up { ", cleaned up" } else { "" },
-                j.verified_bound
-            ),
+            Some(j) => journal_words(j, &self.source.context, &self.destination.context),
             None => "journal: none".into(),
         };
         let journal = match &self.lease_holder {
@@ -191,5 +185,67 @@ impl Tabular for Rebuilt {
             "{}\nNext: rerun the same command to resume the migration, or add --rollback to undo it.",
             output::trim_lines(&self.table().to_string())
         )
+    }
+}
+
+/// The journal as a sentence: which way the run goes, how many ordinals are verified where
+/// they are going (forward, those from the bound up; rollback, those below it), and whether it
+/// is complete or cleaned up.
+fn journal_words(j: &JournalSummary, source: &str, destination: &str) -> String {
+    let end = j.original_start + j.original_replicas;
+    let (way, verified, place) = if j.direction == "rollback" {
+        (
+            format!("rollback {destination} to {source}"),
+            j.verified_bound - j.original_start,
+            source,
+        )
+    } else {
+        (
+            format!("migration {source} to {destination}"),
+            end - j.verified_bound,
+            destination,
+        )
+    };
+    let state = match (j.complete, j.cleaned_up) {
+        (_, true) => ", complete, source cleaned up",
+        (true, false) => ", complete",
+        (false, false) => "",
+    };
+    format!(
+        "journal: {way}{state}; {} of {} verified in {place}",
+        verified.clamp(0, j.original_replicas.max(0)),
+        output::counted(j.original_replicas.max(0) as u64, "ordinal")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn journal(direction: &str, verified_bound: i32, complete: bool) -> JournalSummary {
+        JournalSummary {
+            direction: direction.into(),
+            original_replicas: 3,
+            original_start: 0,
+            verified_bound,
+            complete,
+            cleaned_up: false,
+        }
+    }
+
+    #[test]
+    fn the_journal_is_said_in_words() {
+        assert_eq!(
+            journal_words(&journal("forward", 1, false), "km-a", "km-b"),
+            "journal: migration km-a to km-b; 2 of 3 ordinals verified in km-b"
+        );
+        assert_eq!(
+            journal_words(&journal("forward", 0, true), "km-a", "km-b"),
+            "journal: migration km-a to km-b, complete; 3 of 3 ordinals verified in km-b"
+        );
+        assert_eq!(
+            journal_words(&journal("rollback", 1, false), "km-a", "km-b"),
+            "journal: rollback km-b to km-a; 1 of 3 ordinals verified in km-a"
+        );
     }
 }

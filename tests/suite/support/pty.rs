@@ -127,6 +127,25 @@ impl Term {
         }
     }
 
+    /// The rows on screen now that the terminal had to wrap because a line was wider than it:
+    /// text that runs to the last column and on into the next row. (indicatif pads the lines
+    /// it draws with blanks to the last column, which the terminal also counts as wrapped; no
+    /// text is split there, so those rows are not counted.)
+    pub fn wrapped(&self) -> Vec<String> {
+        let parser = self.screen.lock().unwrap();
+        let screen = parser.screen();
+        let (_, cols) = screen.size();
+        screen
+            .rows(0, cols.into())
+            .enumerate()
+            .filter(|(row, text)| {
+                screen.row_wrapped(*row as u16)
+                    && text.trim_end().chars().count() >= usize::from(cols.get())
+            })
+            .map(|(_, text)| text)
+            .collect()
+    }
+
     /// Types `keys`.
     pub fn send(&mut self, keys: &str) {
         self.writer.write_all(keys.as_bytes()).unwrap();
@@ -153,22 +172,12 @@ impl Term {
         while !reader.is_finished() && Instant::now() < drained {
             std::thread::sleep(Duration::from_millis(20));
         }
-        let (cursor_hidden, wrapped) = {
-            let parser = self.screen.lock().unwrap();
-            let screen = parser.screen();
-            let (_, cols) = screen.size();
-            let wrapped: Vec<String> = screen
-                .rows(0, cols.into())
-                .enumerate()
-                .filter(|(row, _)| screen.row_wrapped(*row as u16))
-                .map(|(_, text)| text)
-                .collect();
-            (screen.hide_cursor(), wrapped)
-        };
+        // Its own statement: the screen's lock is let go before wrapped() takes it.
+        let cursor_hidden = self.screen.lock().unwrap().screen().hide_cursor();
         Finished {
             code: status.exit_code(),
             cursor_hidden,
-            wrapped,
+            wrapped: self.wrapped(),
             screen: self.screen(),
             raw: self.raw(),
         }
@@ -286,4 +295,38 @@ pub fn check_at_widths(
             );
         }
     }
+}
+
+/// `program args` on a terminal `cols` wide, through a shell that writes `[exit N]` after it:
+/// on the screen, that mark starts a line of its own only if the program ended its last line.
+pub fn run_then_mark(
+    program: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    cwd: &Path,
+    cols: u16,
+) -> Finished {
+    let mut all = vec!["-c", "\"$0\" \"$@\"; echo \"[exit $?]\""];
+    let program = program.to_str().expect("a UTF-8 path");
+    all.push(program);
+    all.extend(args);
+    Term::spawn(Spawn {
+        program: Path::new("/bin/sh"),
+        args: &all,
+        env,
+        cwd: Some(cwd),
+        cols,
+        rows: 120,
+    })
+    .finish(Duration::from_secs(60))
+}
+
+/// The last line of `screen` is the mark of [`run_then_mark`] alone, for exit `code`.
+pub fn assert_ends_with_mark(screen: &str, code: i32) {
+    let last = screen.lines().last().unwrap_or_default();
+    assert_eq!(
+        last,
+        format!("[exit {code}]"),
+        "the output's last line was not ended:\n{screen}"
+    );
 }
