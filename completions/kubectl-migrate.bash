@@ -16,6 +16,9 @@ _kubectl__migrate() {
             ",$1")
                 cmd="kubectl__migrate"
                 ;;
+            kubectl__migrate,controller)
+                cmd="kubectl__migrate__subcmd__controller"
+                ;;
             kubectl__migrate,failure-policy)
                 cmd="kubectl__migrate__subcmd__failure__subcmd__policy"
                 ;;
@@ -33,6 +36,24 @@ _kubectl__migrate() {
                 ;;
             kubectl__migrate,version)
                 cmd="kubectl__migrate__subcmd__version"
+                ;;
+            kubectl__migrate__subcmd__controller,crds)
+                cmd="kubectl__migrate__subcmd__controller__subcmd__crds"
+                ;;
+            kubectl__migrate__subcmd__controller,help)
+                cmd="kubectl__migrate__subcmd__controller__subcmd__help"
+                ;;
+            kubectl__migrate__subcmd__controller,run)
+                cmd="kubectl__migrate__subcmd__controller__subcmd__run"
+                ;;
+            kubectl__migrate__subcmd__controller__subcmd__help,crds)
+                cmd="kubectl__migrate__subcmd__controller__subcmd__help__subcmd__crds"
+                ;;
+            kubectl__migrate__subcmd__controller__subcmd__help,help)
+                cmd="kubectl__migrate__subcmd__controller__subcmd__help__subcmd__help"
+                ;;
+            kubectl__migrate__subcmd__controller__subcmd__help,run)
+                cmd="kubectl__migrate__subcmd__controller__subcmd__help__subcmd__run"
                 ;;
             kubectl__migrate__subcmd__failure__subcmd__policy,check)
                 cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__check"
@@ -58,6 +79,9 @@ _kubectl__migrate() {
             kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help,simulate)
                 cmd="kubectl__migrate__subcmd__failure__subcmd__policy__subcmd__help__subcmd__simulate"
                 ;;
+            kubectl__migrate__subcmd__help,controller)
+                cmd="kubectl__migrate__subcmd__help__subcmd__controller"
+                ;;
             kubectl__migrate__subcmd__help,failure-policy)
                 cmd="kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy"
                 ;;
@@ -72,6 +96,12 @@ _kubectl__migrate() {
                 ;;
             kubectl__migrate__subcmd__help,version)
                 cmd="kubectl__migrate__subcmd__help__subcmd__version"
+                ;;
+            kubectl__migrate__subcmd__help__subcmd__controller,crds)
+                cmd="kubectl__migrate__subcmd__help__subcmd__controller__subcmd__crds"
+                ;;
+            kubectl__migrate__subcmd__help__subcmd__controller,run)
+                cmd="kubectl__migrate__subcmd__help__subcmd__controller__subcmd__run"
                 ;;
             kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy,check)
                 cmd="kubectl__migrate__subcmd__help__subcmd__failure__subcmd__policy__subcmd__check"
@@ -89,12 +119,255 @@ _kubectl__migrate() {
 
     case "${cmd}" in
         kubectl__migrate)
-            opts="-n -v -h -V --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version statefulset sts schema-diff failure-policy version help"
+            opts="-n -v -h -V --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version statefulset sts schema-diff failure-policy version controller help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__controller)
+            opts="-n -v -h -V --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version run crds help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__controller__subcmd__crds)
+            opts="-n -v -h -V --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --namespace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -n)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --color)
+                    COMPREPLY=($(compgen -W "auto always never" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verbose)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --request-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__controller__subcmd__help)
+            opts="run crds help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__controller__subcmd__help__subcmd__crds)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__controller__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__controller__subcmd__help__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__controller__subcmd__run)
+            opts="-A -n -v -h -V --probe-addr --all-namespaces --kubeconfig --context --namespace --color --verbose --v --request-timeout --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --probe-addr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
@@ -532,8 +805,50 @@ _kubectl__migrate() {
             return 0
             ;;
         kubectl__migrate__subcmd__help)
-            opts="statefulset schema-diff failure-policy version help"
+            opts="statefulset schema-diff failure-policy version controller help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__controller)
+            opts="run crds"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__controller__subcmd__crds)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kubectl__migrate__subcmd__help__subcmd__controller__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
