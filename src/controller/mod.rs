@@ -240,6 +240,9 @@ async fn apply(
     Ok(Action::requeue(REQUEUE))
 }
 
+/// The stack of a migration's thread: the main thread's, where the CLI runs the same loop.
+const RUN_STACK: usize = 8 << 20;
+
 /// How often a running migration's resource is looked at again.
 const REQUEUE: Duration = Duration::from_secs(30);
 
@@ -332,9 +335,10 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
     let stop2 = stop.clone();
     let generation = obj.meta().generation;
     // The run's future is not Send (the CLI's loop borrows its operator across awaits): it runs
-    // on a blocking thread of the runtime, which drives its I/O as for any task.
+    // on a thread of its own, whose I/O the runtime drives as for any task. The CLI polls it on
+    // the main thread's 8 MiB stack; a runtime thread's 2 MiB overflow in a debug build.
     let runtime = tokio::runtime::Handle::current();
-    let task = tokio::task::spawn_blocking(move || {
+    let drive = move || {
         runtime.block_on(async move {
             let direction = if obj.spec.rollback {
                 Phase::RollingBack
@@ -379,11 +383,20 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
                 tx,
                 resume: decide::cli_command(&obj.spec, &obj.namespace().unwrap_or_default()),
             };
-            let result = statefulset::run_until(&settings, &mut operator, stop2).await;
+            let result = Box::pin(statefulset::run_until(&settings, &mut operator, stop2)).await;
             drop(operator);
             let _ = tell.await;
             ended(&obj, &ctx2, result).await;
         })
+    };
+    let task = tokio::task::spawn_blocking(move || {
+        let thread = std::thread::Builder::new()
+            .name("migration".into())
+            .stack_size(RUN_STACK)
+            .spawn(drive);
+        if let Ok(thread) = thread {
+            let _ = thread.join();
+        }
     });
     ctx.drivers.lock().await.insert(
         key,

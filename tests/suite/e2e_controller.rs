@@ -180,10 +180,11 @@ async fn wait_condition(
     let deadline = tokio::time::Instant::now() + limit;
     loop {
         let obj = api.get(name).await.unwrap();
+        // A run that is starting is Ready=False too (reason Running): wait for its end.
         let found = obj.status.as_ref().and_then(|s| {
             s.conditions
                 .iter()
-                .find(|c| c.type_ == type_ && c.status == status)
+                .find(|c| c.type_ == type_ && c.status == status && c.reason != "Running")
         });
         if found.is_some() {
             return obj;
