@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::api::{ClusterRef, StatefulSetMigrationSpec};
 use crate::cluster::Target;
-use crate::statefulset::{Batch, DryRun, Mode, Observe, Settings, VolumeMode};
+use crate::statefulset::{Batch, DryRun, Mode, Observe, OnTimeout, Settings, VolumeMode};
 
 /// The CLI's `--timeout` default.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -76,6 +76,9 @@ pub fn settings(
             .as_deref()
             .and_then(|t| crate::duration::parse(t).ok())
             .unwrap_or(DEFAULT_TIMEOUT),
+        // A timed-out run stops resumably; the controller tries again (no spec field asks for
+        // the automatic rollback yet).
+        on_timeout: OnTimeout::Stop,
         health_check: spec.health_check.clone(),
         no_health_check: spec.health_check.is_none(),
         class_map: spec.storage_class_map.clone(),
