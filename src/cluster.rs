@@ -124,6 +124,16 @@ pub fn resolve(kubeconfig_path: Option<&Path>, context: Option<&str>) -> Result<
     Ok(target)
 }
 
+/// The current context of a kubeconfig given as text (a Secret's value), described as
+/// `source_desc` in messages; the text itself is never repeated in them.
+pub fn resolve_text(text: &str, source_desc: String) -> Result<Target> {
+    let kubeconfig = Kubeconfig::from_yaml(text).map_err(|source| Error::Kubeconfig {
+        source_desc: source_desc.clone(),
+        source,
+    })?;
+    resolve_in(kubeconfig, source_desc, None)
+}
+
 fn resolve_in(
     kubeconfig: Kubeconfig,
     source_desc: String,

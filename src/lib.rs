@@ -6,7 +6,8 @@
 //!   completions and man pages generated from them.
 //! - [`commands`]: one module per subcommand: its flags, `resolve()` to typed settings without
 //!   touching a cluster, `exec()` to run the domain code and show the result (`output`).
-//! - the domains, [`statefulset`], [`schema`], [`failure_policy`]: pure cores (decisions,
+//! - the domains, [`statefulset`], [`schema`], [`failure_policy`], and [`controller`] (the
+//!   statefulset core driven by resources in a cluster): pure cores (decisions,
 //!   diffs, plans, the Job controller's rules) and a thin layer that talks to the API servers.
 //!   They see neither clap nor the printers; they return data and events.
 //! - shared pieces: [`cluster`] (kubeconfig and connections), [`manifest`] (the files users
@@ -20,6 +21,7 @@
 pub mod cli;
 pub mod cluster;
 pub mod commands;
+pub mod controller;
 pub mod duration;
 pub mod error;
 pub mod failure_policy;

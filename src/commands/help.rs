@@ -111,9 +111,31 @@ pub fn page(path: &[&str]) -> Option<&'static Page> {
         ["failure-policy", "explain"] => &EXPLAIN,
         ["failure-policy", "check"] => &CHECK,
         ["version"] => &VERSION,
+        ["controller"] | ["controller", _] => &CONTROLLER,
         _ => return None,
     })
 }
+
+pub static CONTROLLER: Page = Page {
+    notes: "Each member cluster's kubeconfig is read from a Secret in the resource's own namespace \
+        (Cluster API's convention: <cluster>-kubeconfig, key value); a Secret of another namespace \
+        is refused. A migration the controller drives holds the same Lease as the CLI, so the two \
+        never drive one migration at once.",
+    exit_like: None,
+    exit_codes: &[
+        (
+            "0",
+            "stopped by SIGTERM or Ctrl-C, every run at a safe point",
+        ),
+        ("1", "error"),
+        ("2", "usage error"),
+    ],
+    exit_note: "",
+    examples: &[
+        "kubectl migrate controller crds | kubectl apply -f -",
+        "kubectl migrate controller run --context mgmt -n migrations --probe-addr 127.0.0.1:8080",
+    ],
+};
 
 pub static ROOT: Page = Page {
     notes: "",

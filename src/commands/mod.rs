@@ -11,6 +11,7 @@
 //! are the only ones that print. The domain modules (`statefulset`, `schema`, `failure_policy`)
 //! see only resolved settings and return data or events.
 pub mod completion;
+mod controller;
 mod failure_policy;
 mod help;
 mod schema_diff;
@@ -81,6 +82,15 @@ pub enum Command {
     /// Print the plugin's version and the version of the cluster it would talk to
     #[command(after_help = help::VERSION.after_help())]
     Version(version::Args),
+
+    /// Run migrations in a cluster: the controller of StatefulSetMigration resources, and its CRDs
+    #[command(
+        long_about = "Run migrations in a cluster: a controller in a management cluster \
+            reconciles StatefulSetMigration resources with the same core as `kubectl migrate \
+            statefulset`, reading each member cluster's kubeconfig from a Secret of the \
+            resource's namespace. `controller crds` prints the CRDs to apply first."
+    )]
+    Controller(controller::Args),
 }
 
 /// kubectl's -v=6: each API request on stderr.
@@ -101,6 +111,7 @@ pub async fn run(cli: Cli) -> Result<u8> {
             .await
             .map_err(|e| e.exit_at_least(2)),
         Command::FailurePolicy(args) => failure_policy::exec(&cli.global, &args).await,
+        Command::Controller(args) => done(controller::exec(&cli.global, &args).await),
     }
 }
 

@@ -41,11 +41,11 @@ use serde::Serialize;
 
 use crate::cluster::Target;
 use crate::error::Result;
-pub use executor::DryRunResult;
+pub use executor::{DryRunResult, Interrupt};
 pub use lease::holder_identity;
 pub use model::VolumeMode;
 pub use plan::Plan;
-pub use run::run;
+pub use run::{run, run_until};
 pub use step::Step;
 
 /// How many ordinals move per step (`--batch`).

@@ -24,6 +24,16 @@ use crate::error::{Error, Result};
 
 /// Runs `settings.mode`, asking and telling `operator` as it goes.
 pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Outcome> {
+    run_until(settings, operator, Interrupt::default()).await
+}
+
+/// [`run`], stopping at the next safe point (resumable) once `stop` is triggered, as at
+/// Ctrl-C: the controller's way to pause a run, or to end it on shutdown or deletion.
+pub async fn run_until(
+    settings: &Settings,
+    operator: &mut dyn Operator,
+    stop: Interrupt,
+) -> Result<Outcome> {
     let (source, destination) = connect(settings).await?;
     let label = copy_label_value(&settings.source_namespace, &settings.name);
     let names = Names {
@@ -50,7 +60,8 @@ pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Out
         health_check: settings.health_check.clone(),
         volumes: settings.volumes,
     };
-    let executor = Executor::new(sides, steps, settings.timeout, settings.holder.clone());
+    let mut executor = Executor::new(sides, steps, settings.timeout, settings.holder.clone());
+    executor.waits.interrupt = stop;
     let mut run = Run {
         settings,
         executor,

@@ -108,3 +108,34 @@ fn man_pages_have_synopsis_exit_status_examples_and_see_also() {
         }
     }
 }
+
+/// deploy/crds/ is generated from the controller's Rust types (`kubectl migrate controller
+/// crds`); `UPDATE_GENERATED=1 cargo test --test suite generated_files::` rewrites it.
+#[test]
+fn crds_are_up_to_date() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let files = kubectl_migrate::controller::api::crd_files();
+    let mut stale = Vec::new();
+    for (relative, contents) in &files {
+        let path = root.join(relative);
+        if std::env::var_os("UPDATE_GENERATED").is_some() {
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, contents).unwrap();
+        } else if std::fs::read_to_string(&path).ok().as_deref() != Some(contents.as_str()) {
+            stale.push(relative.clone());
+        }
+    }
+    for entry in std::fs::read_dir(root.join("deploy/crds")).unwrap() {
+        let relative = format!(
+            "deploy/crds/{}",
+            entry.unwrap().file_name().to_string_lossy()
+        );
+        if !files.iter().any(|(p, _)| *p == relative) {
+            stale.push(format!("{relative} (no longer generated)"));
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "stale CRDs: {stale:?}\nregenerate with: UPDATE_GENERATED=1 cargo test --test suite generated_files::"
+    );
+}

@@ -1,0 +1,251 @@
+//! PURE: what the controller concludes from a resource: the problems of its spec in words, the
+//! run's settings, and the conditions that tell where it is.
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+use super::api::{ClusterRef, StatefulSetMigrationSpec};
+use crate::cluster::Target;
+use crate::statefulset::{Batch, DryRun, Mode, Observe, OnTimeout, Settings, VolumeMode};
+
+/// The CLI's `--timeout` default.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+/// Each API request of a run is bounded, so that a hung member cannot hold a run forever.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The spec's problems that no cluster needs to be asked about, each in words with the fix.
+/// `namespace` is the resource's own.
+pub fn problems(spec: &StatefulSetMigrationSpec, namespace: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (side, cluster) in [("source", &spec.source), ("destination", &spec.destination)] {
+        let (secret, secret_namespace, _) = cluster.secret();
+        if let Some(other) = secret_namespace.filter(|ns| *ns != namespace) {
+            problems.push(format!(
+                "spec.{side}.kubeconfigSecret names Secret {secret} in namespace {other}; a migration may use the Secrets of its own namespace ({namespace}) only: copy the kubeconfig into a Secret there"
+            ));
+        }
+    }
+    if let Some(timeout) = &spec.timeout
+        && let Err(why) = crate::duration::parse(timeout)
+    {
+        problems.push(format!("spec.timeout {timeout:?}: {why}"));
+    }
+    if spec.volumes == VolumeMode::Fresh && spec.health_check.is_none() && !spec.rollback {
+        problems.push("spec.volumes fresh starts each destination pod on empty claims: set spec.healthCheck to a command that succeeds once the replica has caught up with its peers".into());
+    }
+    if spec.source.name == spec.destination.name
+        && namespace_of(&spec.source, namespace) == namespace_of(&spec.destination, namespace)
+    {
+        problems.push(format!(
+            "source and destination are the same: cluster {} namespace {}; name another destination",
+            spec.source.name,
+            namespace_of(&spec.source, namespace)
+        ));
+    }
+    problems
+}
+
+/// The StatefulSet's namespace in `cluster`.
+pub fn namespace_of<'a>(cluster: &'a ClusterRef, own: &'a str) -> &'a str {
+    cluster.namespace.as_deref().unwrap_or(own)
+}
+
+/// The settings of the run the spec asks for, as the CLI resolves them from its flags; the
+/// spec passed [`problems`].
+pub fn settings(
+    spec: &StatefulSetMigrationSpec,
+    namespace: &str,
+    (source, destination): (Target, Target),
+    holder: &str,
+) -> Settings {
+    Settings {
+        name: spec.stateful_set_name.clone(),
+        source_namespace: namespace_of(&spec.source, namespace).to_string(),
+        destination_namespace: namespace_of(&spec.destination, namespace).to_string(),
+        source,
+        destination,
+        request_timeout: REQUEST_TIMEOUT,
+        mode: if spec.rollback {
+            Mode::Rollback
+        } else {
+            Mode::Migrate(DryRun::None)
+        },
+        batch: spec.batch,
+        timeout: spec
+            .timeout
+            .as_deref()
+            .and_then(|t| crate::duration::parse(t).ok())
+            .unwrap_or(DEFAULT_TIMEOUT),
+        // A timed-out run stops resumably; the controller tries again (no spec field asks for
+        // the automatic rollback yet).
+        on_timeout: OnTimeout::Stop,
+        health_check: spec.health_check.clone(),
+        no_health_check: spec.health_check.is_none(),
+        class_map: spec.storage_class_map.clone(),
+        copy_dependencies: spec.copy_dependencies,
+        create_namespace: spec.create_namespace,
+        recreate_destination: false,
+        allow_unhealthy: spec.allow_unhealthy,
+        step: false,
+        volumes: spec.volumes,
+        observe: Observe::Watch,
+        holder: holder.to_string(),
+        selected: false,
+    }
+}
+
+/// The command a person runs to take over from the controller (to resume or roll back).
+pub fn cli_command(spec: &StatefulSetMigrationSpec, namespace: &str) -> String {
+    let batch = match spec.batch {
+        Batch::Count(1) => String::new(),
+        other => format!(" --batch {other}"),
+    };
+    format!(
+        "kubectl migrate statefulset {} --context {} -n {} --to-context {} --to-namespace {}{batch}{}",
+        spec.stateful_set_name,
+        spec.source.name,
+        namespace_of(&spec.source, namespace),
+        spec.destination.name,
+        namespace_of(&spec.destination, namespace),
+        if spec.rollback { " --rollback" } else { "" }
+    )
+}
+
+/// One condition as the controller wants it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Wanted {
+    pub type_: &'static str,
+    pub status: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// The conditions after `wanted`: a condition whose status does not change keeps its
+/// lastTransitionTime (API conventions); every one carries `generation`.
+pub fn conditions(
+    previous: &[Condition],
+    wanted: &[Wanted],
+    generation: Option<i64>,
+    now: &Time,
+) -> Vec<Condition> {
+    let mut next: Vec<Condition> = previous
+        .iter()
+        .filter(|c| !wanted.iter().any(|w| w.type_ == c.type_))
+        .cloned()
+        .collect();
+    for w in wanted {
+        let status = if w.status { "True" } else { "False" };
+        let since = previous
+            .iter()
+            .find(|c| c.type_ == w.type_ && c.status == status)
+            .map_or_else(|| now.clone(), |c| c.last_transition_time.clone());
+        next.push(Condition {
+            type_: w.type_.to_string(),
+            status: status.to_string(),
+            reason: w.reason.to_string(),
+            message: w.message.clone(),
+            last_transition_time: since,
+            observed_generation: generation,
+        });
+    }
+    next.sort_by(|a, b| a.type_.cmp(&b.type_));
+    next
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn spec() -> StatefulSetMigrationSpec {
+        serde_json::from_value(serde_json::json!({
+            "statefulSetName": "web",
+            "source": {"name": "a"},
+            "destination": {"name": "b"},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn another_namespaces_secret_is_refused_in_words() {
+        let mut s = spec();
+        s.destination.kubeconfig_secret = Some(super::super::api::SecretKeyRef {
+            name: "b-kubeconfig".into(),
+            namespace: Some("team-b".into()),
+            key: None,
+        });
+        let p = problems(&s, "team-a");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].contains("Secret b-kubeconfig in namespace team-b")
+                && p[0].contains("its own namespace (team-a)"),
+            "{p:?}"
+        );
+        // Its own namespace, named, is fine.
+        s.destination.kubeconfig_secret.as_mut().unwrap().namespace = Some("team-a".into());
+        assert!(problems(&s, "team-a").is_empty());
+    }
+
+    #[test]
+    fn a_bad_timeout_and_the_same_cluster_twice_are_problems() {
+        let mut s = spec();
+        s.timeout = Some("soon".into());
+        s.destination.name = "a".into();
+        let p = problems(&s, "ns");
+        assert_eq!(p.len(), 2, "{p:?}");
+        assert!(p[0].starts_with("spec.timeout \"soon\""), "{p:?}");
+        assert!(p[1].contains("the same: cluster a namespace ns"), "{p:?}");
+    }
+
+    #[test]
+    fn the_cli_command_resumes_the_same_migration() {
+        let mut s = spec();
+        s.batch = Batch::Auto;
+        assert_eq!(
+            cli_command(&s, "shop"),
+            "kubectl migrate statefulset web --context a -n shop --to-context b --to-namespace shop --batch auto"
+        );
+    }
+
+    fn time(secs: i64) -> Time {
+        Time(k8s_openapi::jiff::Timestamp::from_second(secs).unwrap())
+    }
+
+    proptest! {
+        /// Whatever came before: one condition per type, each wanted one as wanted, with the
+        /// generation; the transition time moves only when the status changes.
+        #[test]
+        fn conditions_keep_their_transition_time_unless_the_status_changes(
+            before in proptest::collection::vec((0..3usize, any::<bool>()), 0..3),
+            after in proptest::collection::vec((0..3usize, any::<bool>()), 0..3),
+            generation in 1..100i64,
+        ) {
+            const TYPES: [&str; 3] = ["Ready", "Progressing", "Paused"];
+            let mut previous = Vec::new();
+            for (t, s) in before {
+                let wanted = [Wanted { type_: TYPES[t], status: s, reason: "Before", message: "before".into() }];
+                previous = conditions(&previous, &wanted, Some(1), &time(1_000));
+            }
+            let mut wanted: Vec<Wanted> = Vec::new();
+            for (t, s) in after {
+                if !wanted.iter().any(|w| w.type_ == TYPES[t]) {
+                    wanted.push(Wanted { type_: TYPES[t], status: s, reason: "After", message: "after".into() });
+                }
+            }
+            let next = conditions(&previous, &wanted, Some(generation), &time(2_000));
+            let mut types: Vec<&str> = next.iter().map(|c| c.type_.as_str()).collect();
+            types.dedup();
+            prop_assert_eq!(types.len(), next.len());
+            for w in &wanted {
+                let c = next.iter().find(|c| c.type_ == w.type_).unwrap();
+                let status = if w.status { "True" } else { "False" };
+                prop_assert_eq!(&c.status, status);
+                prop_assert_eq!(c.observed_generation, Some(generation));
+                let same = previous.iter().any(|p| p.type_ == w.type_ && p.status == status);
+                let expected = if same { time(1_000) } else { time(2_000) };
+                prop_assert_eq!(&c.last_transition_time, &expected);
+            }
+        }
+    }
+}

@@ -1,0 +1,691 @@
+//! `kubectl migrate controller`: migrations as Kubernetes resources ([`api`]), reconciled in a
+//! management cluster by the same core the CLI runs.
+//!
+//! The shape of kube-rs's controller-rs: one [`reconcile`] of (resource, context) -> action and
+//! one [`error_policy`]; a [`Context`] shared with the HTTP server of `/healthz`, `/readyz` and
+//! `/metrics`. A migration's run is long (minutes per pod), so reconcile does not take the steps
+//! itself: it keeps one *driver* per resource, a task running `statefulset::run_until` (the
+//! CLI's own loop: observe, decide, one idempotent step, journal and lease in the member
+//! clusters) and stops it at a safe point when the spec pauses it, changes, is deleted, or the
+//! controller shuts down. The driver is the only writer of the status while it runs.
+//!
+//! - pure: [`decide`] (the spec's problems, the run's settings, the conditions);
+//! - I/O: this module (the Secrets, the drivers, status and Events) and `http`.
+pub mod api;
+pub mod decide;
+mod http;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::finalizer::{Event as Finalizing, finalizer};
+use kube::runtime::{Controller, watcher};
+use kube::{Api, Client, Resource, ResourceExt};
+use tokio::sync::{Mutex, mpsc};
+
+use crate::cluster::{self, Target};
+use crate::error::{Error, Result};
+use crate::statefulset::{self, Event, Interrupt, Operator, Outcome, Plan, StepGate, StepPhase};
+use api::{Phase, StatefulSetMigration, StatefulSetMigrationStatus};
+use decide::Wanted;
+
+/// Kept on each resource until the controller has stopped its run at a safe point.
+pub const FINALIZER: &str = "kubectl-migrate.io/stop-safely";
+/// The name the controller's Events and field manager carry.
+pub const MANAGER: &str = "kubectl-migrate-controller";
+
+/// What the controller runs with (the command layer resolves it from flags).
+pub struct Options {
+    pub client: Client,
+    /// Where `/healthz`, `/readyz` and `/metrics` are served.
+    pub probe_addr: SocketAddr,
+    /// Only the resources of this namespace (all namespaces when `None`).
+    pub namespace: Option<String>,
+}
+
+/// Shared by every reconcile and the HTTP server.
+pub struct Context {
+    client: Client,
+    recorder: Recorder,
+    /// This process as the migrations' lease holder.
+    holder: String,
+    drivers: Mutex<HashMap<String, Driver>>,
+    metrics: http::Metrics,
+}
+
+/// One resource's run in progress (or ended, with its outcome).
+struct Driver {
+    /// The resource generation the run was started for.
+    generation: Option<i64>,
+    stop: Interrupt,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// Runs the controller until SIGTERM or Ctrl-C, then stops every run at a safe point.
+pub async fn run(options: Options) -> Result<()> {
+    let host = std::env::var("POD_NAME")
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .ok();
+    let holder = format!(
+        "{MANAGER}/{}",
+        statefulset::holder_identity(host.as_deref())
+    );
+    let metrics = http::Metrics::default();
+    let ready = http::serve(options.probe_addr, metrics.clone()).await?;
+    let ctx = Arc::new(Context {
+        recorder: Recorder::new(
+            options.client.clone(),
+            Reporter {
+                controller: MANAGER.into(),
+                instance: Some(holder.clone()),
+            },
+        ),
+        client: options.client.clone(),
+        holder,
+        drivers: Mutex::default(),
+        metrics,
+    });
+    let migrations: Api<StatefulSetMigration> = match &options.namespace {
+        Some(ns) => Api::namespaced(options.client.clone(), ns),
+        None => Api::all(options.client.clone()),
+    };
+    // A missing CRD is said up front, with the command that installs it.
+    if let Err(e) = migrations.list(&Default::default()).await {
+        return Err(Error::Failed {
+            message: format!(
+                "cannot list StatefulSetMigrations in the management cluster: {}; install the CRD with `kubectl migrate controller crds | kubectl apply -f -` and check the controller's RBAC (deploy/rbac.yaml)",
+                cluster::describe_kube_error(&e)
+            ),
+        });
+    }
+    crate::output::log(0, format!("controller {} started", ctx.holder));
+    ready.set();
+    Controller::new(migrations, watcher::Config::default())
+        .shutdown_on_signal()
+        .run(reconcile, error_policy, ctx.clone())
+        .for_each(|_| async {})
+        .await;
+    crate::output::log(0, "stopping every run at a safe point");
+    stop_all(&ctx).await;
+    Ok(())
+}
+
+/// Stops every driver and waits for each to reach its safe point (the Lease given back).
+async fn stop_all(ctx: &Context) {
+    let drivers: Vec<Driver> = ctx.drivers.lock().await.drain().map(|(_, d)| d).collect();
+    for d in &drivers {
+        d.stop.trigger();
+    }
+    for d in drivers {
+        let _ = d.task.await;
+    }
+}
+
+/// What went wrong in one reconcile, in words (the resource's status says it too).
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    #[error("{0}")]
+    Kube(String),
+}
+
+fn key(obj: &StatefulSetMigration) -> String {
+    format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
+}
+
+/// Level-based: read the resource (and its Secrets), decide, act, requeue.
+pub async fn reconcile(
+    obj: Arc<StatefulSetMigration>,
+    ctx: Arc<Context>,
+) -> std::result::Result<Action, ReconcileError> {
+    ctx.metrics.reconciles.inc();
+    let namespace = obj.namespace().unwrap_or_default();
+    let api: Api<StatefulSetMigration> = Api::namespaced(ctx.client.clone(), &namespace);
+    finalizer(&api, FINALIZER, obj, |event| async {
+        match event {
+            Finalizing::Apply(obj) => apply(&obj, &ctx).await,
+            Finalizing::Cleanup(obj) => cleanup(&obj, &ctx).await,
+        }
+    })
+    .await
+    .map_err(|e| ReconcileError::Kube(e.to_string()))
+}
+
+/// Requeues a failed reconcile with a pause (the status already says why).
+pub fn error_policy(
+    _obj: Arc<StatefulSetMigration>,
+    error: &ReconcileError,
+    ctx: Arc<Context>,
+) -> Action {
+    ctx.metrics.reconcile_errors.inc();
+    crate::output::log(0, format!("reconcile failed: {error}"));
+    Action::requeue(Duration::from_secs(15))
+}
+
+async fn apply(
+    obj: &StatefulSetMigration,
+    ctx: &Arc<Context>,
+) -> std::result::Result<Action, ReconcileError> {
+    let namespace = obj.namespace().unwrap_or_default();
+    let generation = obj.meta().generation;
+    let spec = &obj.spec;
+    // A run for an older spec stops first: the new spec may pause, roll back or end it.
+    let running = {
+        let mut drivers = ctx.drivers.lock().await;
+        match drivers.get(&key(obj)) {
+            Some(d) if d.generation != generation || spec.paused => drivers.remove(&key(obj)),
+            Some(d) if !d.task.is_finished() => return Ok(Action::requeue(REQUEUE)),
+            Some(_) => {
+                // Ended: its status is written. A failure is retried after a pause; an end
+                // (complete, rolled back) stays until the spec changes.
+                let done = matches!(
+                    obj.status.as_ref().and_then(|s| s.phase),
+                    Some(Phase::Completed | Phase::RolledBack)
+                );
+                if done {
+                    return Ok(Action::await_change());
+                }
+                drivers.remove(&key(obj))
+            }
+            None => None,
+        }
+    };
+    if let Some(old) = running {
+        old.stop.trigger();
+        let _ = old.task.await;
+    }
+    let problems = decide::problems(spec, &namespace);
+    if !problems.is_empty() {
+        let message = problems.join("; ");
+        refuse(obj, ctx, "InvalidSpec", &message).await?;
+        return Ok(Action::await_change());
+    }
+    if spec.paused {
+        let message = format!(
+            "paused by spec.paused; set it to false to go on, or take over with `{}`",
+            decide::cli_command(spec, &namespace)
+        );
+        write_status(
+            obj,
+            ctx,
+            Some(Phase::Paused),
+            &[Wanted {
+                type_: "Progressing",
+                status: false,
+                reason: "Paused",
+                message: message.clone(),
+            }],
+            None,
+        )
+        .await?;
+        return Ok(Action::await_change());
+    }
+    let targets = match read_kubeconfigs(obj, ctx).await {
+        Ok(t) => t,
+        Err(message) => {
+            refuse(obj, ctx, "KubeconfigUnavailable", &message).await?;
+            // The Secret may be created after the resource.
+            return Ok(Action::requeue(Duration::from_secs(30)));
+        }
+    };
+    let settings = decide::settings(spec, &namespace, targets, &ctx.holder);
+    start(obj, ctx, settings).await;
+    Ok(Action::requeue(REQUEUE))
+}
+
+/// The stack of a migration's thread: the main thread's, where the CLI runs the same loop.
+const RUN_STACK: usize = 8 << 20;
+
+/// How often a running migration's resource is looked at again.
+const REQUEUE: Duration = Duration::from_secs(30);
+
+/// Says why the resource cannot run, without touching a member cluster.
+async fn refuse(
+    obj: &StatefulSetMigration,
+    ctx: &Context,
+    reason: &'static str,
+    message: &str,
+) -> std::result::Result<(), ReconcileError> {
+    publish(ctx, obj, EventType::Warning, reason, message).await;
+    write_status(
+        obj,
+        ctx,
+        Some(Phase::Failed),
+        &[
+            Wanted {
+                type_: "Ready",
+                status: false,
+                reason,
+                message: message.to_string(),
+            },
+            Wanted {
+                type_: "Progressing",
+                status: false,
+                reason,
+                message: message.to_string(),
+            },
+        ],
+        Some(message.to_string()),
+    )
+    .await
+}
+
+/// Both members' kubeconfigs, read from the Secrets the spec names in its own namespace (and
+/// no others): a problem in words, which never repeats a Secret's contents.
+async fn read_kubeconfigs(
+    obj: &StatefulSetMigration,
+    ctx: &Context,
+) -> std::result::Result<(Target, Target), String> {
+    let namespace = obj.namespace().unwrap_or_default();
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
+    let mut targets = Vec::new();
+    for (side, cluster) in [
+        ("source", &obj.spec.source),
+        ("destination", &obj.spec.destination),
+    ] {
+        let (name, _, key) = cluster.secret();
+        let shown = format!("Secret {namespace}/{name}");
+        let secret = match secrets.get_opt(&name).await {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                return Err(format!(
+                    "the {side} cluster's kubeconfig Secret {name} does not exist in namespace {namespace}; create it with `kubectl create secret generic {name} -n {namespace} --from-file={key}=<kubeconfig>`"
+                ));
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot read the {side} cluster's {shown}: {}",
+                    cluster::describe_kube_error(&e)
+                ));
+            }
+        };
+        let text = secret
+            .data
+            .as_ref()
+            .and_then(|d| d.get(key))
+            .map(|b| String::from_utf8_lossy(&b.0).into_owned());
+        let Some(text) = text else {
+            return Err(format!(
+                "{shown} has no key {key}; the {side} cluster's kubeconfig goes under {key}"
+            ));
+        };
+        let target = cluster::resolve_text(&text, format!("{shown} key {key}"))
+            .map_err(|e| format!("the {side} cluster's kubeconfig in {shown}: {}", e.report()))?;
+        targets.push(target);
+    }
+    let destination = targets.pop().expect("two targets");
+    let source = targets.pop().expect("two targets");
+    Ok((source, destination))
+}
+
+/// Starts the resource's driver: the run, and the status and Events it tells.
+async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefulset::Settings) {
+    let stop = Interrupt::default();
+    let (tx, rx) = mpsc::unbounded_channel();
+    let key = key(obj);
+    let obj = obj.clone();
+    let ctx2 = ctx.clone();
+    let stop2 = stop.clone();
+    let generation = obj.meta().generation;
+    // The run's future is not Send (the CLI's loop borrows its operator across awaits): it runs
+    // on a thread of its own, whose I/O the runtime drives as for any task. The CLI polls it on
+    // the main thread's 8 MiB stack; a runtime thread's 2 MiB overflow in a debug build.
+    let runtime = tokio::runtime::Handle::current();
+    let drive = move || {
+        runtime.block_on(async move {
+            let direction = if obj.spec.rollback {
+                Phase::RollingBack
+            } else {
+                Phase::Migrating
+            };
+            let message = format!(
+                "{} StatefulSet {} from {} to {}",
+                if obj.spec.rollback {
+                    "rolling back"
+                } else {
+                    "moving"
+                },
+                obj.spec.stateful_set_name,
+                obj.spec.source.name,
+                obj.spec.destination.name
+            );
+            let _ = write_status(
+                &obj,
+                &ctx2,
+                Some(direction),
+                &[
+                    Wanted {
+                        type_: "Progressing",
+                        status: true,
+                        reason: "Running",
+                        message: message.clone(),
+                    },
+                    Wanted {
+                        type_: "Ready",
+                        status: false,
+                        reason: "Running",
+                        message: message.clone(),
+                    },
+                ],
+                None,
+            )
+            .await;
+            publish(&ctx2, &obj, EventType::Normal, "Started", &message).await;
+            let tell = tokio::spawn(tell(obj.clone(), ctx2.clone(), rx));
+            let mut operator = Driving {
+                tx,
+                resume: decide::cli_command(&obj.spec, &obj.namespace().unwrap_or_default()),
+            };
+            let result = Box::pin(statefulset::run_until(&settings, &mut operator, stop2)).await;
+            drop(operator);
+            let _ = tell.await;
+            ended(&obj, &ctx2, result).await;
+        })
+    };
+    let task = tokio::task::spawn_blocking(move || {
+        let thread = std::thread::Builder::new()
+            .name("migration".into())
+            .stack_size(RUN_STACK)
+            .spawn(drive);
+        if let Ok(thread) = thread {
+            let _ = thread.join();
+        }
+    });
+    ctx.drivers.lock().await.insert(
+        key,
+        Driver {
+            generation,
+            stop,
+            task,
+        },
+    );
+}
+
+/// The status and Events after a run ended: done, stopped at a safe point, or failed.
+async fn ended(obj: &StatefulSetMigration, ctx: &Context, result: Result<Outcome>) {
+    let namespace = obj.namespace().unwrap_or_default();
+    let take_over = decide::cli_command(&obj.spec, &namespace);
+    match result {
+        Ok(_) => {
+            let (phase, message) = if obj.spec.rollback {
+                (
+                    Phase::RolledBack,
+                    format!(
+                        "every ordinal of {} runs in {} again",
+                        obj.spec.stateful_set_name, obj.spec.source.name
+                    ),
+                )
+            } else {
+                (
+                    Phase::Completed,
+                    format!(
+                        "every ordinal of {} runs in {}; clean up the source with `{take_over} --cleanup`",
+                        obj.spec.stateful_set_name, obj.spec.destination.name
+                    ),
+                )
+            };
+            let reason = if obj.spec.rollback {
+                "RolledBack"
+            } else {
+                "Completed"
+            };
+            publish(ctx, obj, EventType::Normal, reason, &message).await;
+            let _ = write_status(
+                obj,
+                ctx,
+                Some(phase),
+                &[
+                    Wanted {
+                        type_: "Ready",
+                        status: true,
+                        reason,
+                        message: message.clone(),
+                    },
+                    Wanted {
+                        type_: "Progressing",
+                        status: false,
+                        reason,
+                        message,
+                    },
+                ],
+                None,
+            )
+            .await;
+        }
+        Err(Error::Stopped { reason, .. }) => {
+            // Paused, changed, deleted or shut down: the next reconcile (if any) says which.
+            let message = format!(
+                "stopped at a safe point ({reason}); the controller or `{take_over}` resumes it"
+            );
+            publish(ctx, obj, EventType::Normal, "Stopped", &message).await;
+        }
+        Err(e) => {
+            let reason = match &e {
+                Error::PreflightFailed { .. } => "PreflightFailed",
+                Error::LeaseHeld { .. } => "LeaseHeld",
+                _ => "RunFailed",
+            };
+            let message = format!("{}; the controller tries again", e.report());
+            ctx.metrics.run_failures.inc();
+            publish(ctx, obj, EventType::Warning, reason, &message).await;
+            let _ = write_status(
+                obj,
+                ctx,
+                Some(Phase::Failed),
+                &[
+                    Wanted {
+                        type_: "Ready",
+                        status: false,
+                        reason,
+                        message: message.clone(),
+                    },
+                    Wanted {
+                        type_: "Progressing",
+                        status: false,
+                        reason,
+                        message: message.clone(),
+                    },
+                ],
+                Some(message),
+            )
+            .await;
+        }
+    }
+}
+
+/// Turns the run's events into status updates and Events.
+async fn tell(obj: StatefulSetMigration, ctx: Arc<Context>, mut rx: mpsc::UnboundedReceiver<Told>) {
+    while let Some(told) = rx.recv().await {
+        let status = match told {
+            Told::Progress { moved, total } => serde_json::json!({
+                "ordinalsMoved": moved,
+                "ordinalsLeft": total.saturating_sub(moved),
+                "leaseHolder": ctx.holder,
+            }),
+            Told::Step {
+                started: true,
+                description,
+            } => {
+                publish(&ctx, &obj, EventType::Normal, "Step", &description).await;
+                serde_json::json!({ "currentStep": description })
+            }
+            Told::Step {
+                started: false,
+                description,
+            } => {
+                publish(&ctx, &obj, EventType::Warning, "StepFailed", &description).await;
+                serde_json::json!({ "lastError": description })
+            }
+            Told::Warning(w) => {
+                publish(&ctx, &obj, EventType::Warning, "Warning", &w).await;
+                continue;
+            }
+        };
+        let _ = patch_status(&obj, &ctx, status).await;
+    }
+}
+
+/// What the run told, for [`tell`].
+enum Told {
+    Progress { moved: u64, total: u64 },
+    Step { started: bool, description: String },
+    Warning(String),
+}
+
+/// The controller as the run's operator: the resource is the confirmation; what happens goes
+/// to the status and Events.
+struct Driving {
+    tx: mpsc::UnboundedSender<Told>,
+    resume: String,
+}
+
+impl Operator for Driving {
+    fn confirm(&mut self, _action: &str, _plan: Option<&Plan>) -> Result<()> {
+        Ok(())
+    }
+
+    fn before_move(&mut self, _description: &str, _moves: usize) -> Result<StepGate> {
+        Ok(StepGate::Go)
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        let told = match event {
+            Event::Progress { moved, total } => Told::Progress { moved, total },
+            Event::Step(s) if s.phase == StepPhase::Started => Told::Step {
+                started: true,
+                description: s.description.to_string(),
+            },
+            Event::Step(s) if s.phase == StepPhase::Failed => Told::Step {
+                started: false,
+                description: match &s.error {
+                    Some(e) => format!("{}: {e}", s.description),
+                    None => s.description.to_string(),
+                },
+            },
+            Event::Warning(w) => Told::Warning(w),
+            Event::Detail(level, line) => {
+                crate::output::log(level, line);
+                return;
+            }
+            _ => return,
+        };
+        let _ = self.tx.send(told);
+    }
+
+    fn resume_command(&self) -> String {
+        self.resume.clone()
+    }
+}
+
+/// Deletion: stop the run at a safe point, leaving the journal and the Lease's expiry to
+/// whoever resumes or rolls back.
+async fn cleanup(
+    obj: &StatefulSetMigration,
+    ctx: &Context,
+) -> std::result::Result<Action, ReconcileError> {
+    let driver = ctx.drivers.lock().await.remove(&key(obj));
+    if let Some(d) = driver {
+        d.stop.trigger();
+        let _ = d.task.await;
+    }
+    let phase = obj.status.as_ref().and_then(|s| s.phase);
+    if !matches!(phase, Some(Phase::Completed | Phase::RolledBack) | None) {
+        let message = format!(
+            "deleted mid-way: stopped at a safe point; resume or roll back with `{}` (add --rollback)",
+            decide::cli_command(&obj.spec, &obj.namespace().unwrap_or_default())
+        );
+        publish(ctx, obj, EventType::Normal, "Stopped", &message).await;
+    }
+    Ok(Action::await_change())
+}
+
+/// Merges `status` into the resource's status subresource.
+async fn patch_status(
+    obj: &StatefulSetMigration,
+    ctx: &Context,
+    status: serde_json::Value,
+) -> std::result::Result<(), ReconcileError> {
+    let api: Api<StatefulSetMigration> =
+        Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
+    api.patch_status(
+        &obj.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(serde_json::json!({ "status": status })),
+    )
+    .await
+    .map(|_| ())
+    .map_err(|e| {
+        ReconcileError::Kube(format!(
+            "update the status of {}: {}",
+            key(obj),
+            cluster::describe_kube_error(&e)
+        ))
+    })
+}
+
+/// Writes the phase, the conditions (against the latest status) and the last error.
+async fn write_status(
+    obj: &StatefulSetMigration,
+    ctx: &Context,
+    phase: Option<Phase>,
+    wanted: &[Wanted],
+    last_error: Option<String>,
+) -> std::result::Result<(), ReconcileError> {
+    let api: Api<StatefulSetMigration> =
+        Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
+    // The driver may have written since `obj` was read: the conditions build on the latest.
+    let latest = api.get_opt(&obj.name_any()).await.ok().flatten();
+    let previous = latest
+        .and_then(|o| o.status)
+        .unwrap_or_else(StatefulSetMigrationStatus::default);
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let conditions = decide::conditions(&previous.conditions, wanted, obj.meta().generation, &now);
+    if let Some(p) = phase {
+        ctx.metrics.transition(p);
+    }
+    patch_status(
+        obj,
+        ctx,
+        serde_json::json!({
+            "observedGeneration": obj.meta().generation,
+            "phase": phase,
+            "conditions": conditions,
+            "lastError": last_error,
+        }),
+    )
+    .await
+}
+
+/// Publishes an Event on the resource; one that cannot be written is logged, not fatal.
+async fn publish(
+    ctx: &Context,
+    obj: &StatefulSetMigration,
+    type_: EventType,
+    reason: &str,
+    note: &str,
+) {
+    let event = KubeEvent {
+        type_,
+        reason: reason.into(),
+        note: Some(note.into()),
+        action: "Reconcile".into(),
+        secondary: None,
+    };
+    if let Err(e) = ctx.recorder.publish(&event, &obj.object_ref(&())).await {
+        crate::output::log(
+            0,
+            format!(
+                "could not record an Event on {}: {}",
+                key(obj),
+                cluster::describe_kube_error(&e)
+            ),
+        );
+    }
+}

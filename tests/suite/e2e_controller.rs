@@ -1,0 +1,424 @@
+//! `kubectl migrate controller run` against the real local clusters, the way kubebuilder
+//! projects test a controller (`make run`): the binary runs as a process against km-c, the
+//! management cluster; km-a and km-b are the members, their kubeconfigs in Secrets of the
+//! resource's namespace. StatefulSetMigrations are applied with kubectl.
+use crate::support;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::Duration;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, Event};
+use kube::api::ListParams;
+use kube::{Api, Client};
+use kubectl_migrate::controller::api::StatefulSetMigration;
+
+use support::sts::{Pair, SplitBrainObserver, assert_moved, kubectl, plugin};
+use support::{CONTEXT_C, TestNamespace, client, poll_until, single_cluster_kubeconfig};
+
+/// The controller as a process, stopped with SIGTERM when dropped (if the test did not).
+struct Controller {
+    child: Child,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Controller {
+    /// Starts it on the resources of `namespace` in km-c; returns once /readyz answers 200.
+    async fn start(namespace: &str) -> Controller {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("controller.log");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = plugin()
+            .args(["controller", "run", "--context", CONTEXT_C, "-n", namespace])
+            .args(["--probe-addr", &addr, "-v=1"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let controller = Controller {
+            child,
+            log,
+            _dir: dir,
+        };
+        poll_until(
+            Duration::from_secs(60),
+            "the controller's /readyz",
+            || async { get(&addr, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.1 200")) },
+        )
+        .await;
+        let health = get(&addr, "/healthz").unwrap();
+        assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+        let metrics = get(&addr, "/metrics").unwrap();
+        assert!(
+            metrics.contains("kubectl_migrate_controller_reconciles_total"),
+            "{metrics}"
+        );
+        controller
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGTERM, as the kubelet stops a Pod; the exit status.
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            self.terminate();
+        }
+    }
+}
+
+/// One HTTP/1.1 GET on a connection that then closes; the whole response, or `None` when nothing listens yet.
+fn get(addr: &str, path: &str) -> Option<String> {
+    let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
+}
+
+/// The CRD, applied from deploy/crds/ as a user would (idempotent across tests).
+fn install_crds() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/crds");
+    let out = kubectl(&[
+        "--context",
+        CONTEXT_C,
+        "apply",
+        "--server-side",
+        "--force-conflicts",
+        "-f",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let out = kubectl(&[
+        "--context",
+        CONTEXT_C,
+        "wait",
+        "--for=condition=Established",
+        "crd/statefulsetmigrations.kubectl-migrate.io",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// The member `cluster`'s kubeconfig in Secret `km-<cluster>-kubeconfig` of `namespace` in km-c.
+fn kubeconfig_secret(namespace: &str, cluster: &str) {
+    let file = single_cluster_kubeconfig(cluster);
+    let out = kubectl(&[
+        "--context",
+        CONTEXT_C,
+        "-n",
+        namespace,
+        "create",
+        "secret",
+        "generic",
+        &format!("km-{cluster}-kubeconfig"),
+        &format!("--from-file=value={}", file.display()),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// `kubectl apply` of a StatefulSetMigration in km-c.
+fn apply(namespace: &str, name: &str, spec: serde_json::Value) {
+    let doc = serde_json::json!({
+        "apiVersion": "kubectl-migrate.io/v1alpha1",
+        "kind": "StatefulSetMigration",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    });
+    let mut child = std::process::Command::new(support::cluster_bin_dir().join("kubectl"))
+        .arg("--kubeconfig")
+        .arg(support::kubeconfig_path())
+        .args(["--context", CONTEXT_C, "apply", "-f", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(doc.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// Waits until the resource's condition `type_` has `status`; returns the resource.
+async fn wait_condition(
+    api: &Api<StatefulSetMigration>,
+    name: &str,
+    type_: &str,
+    status: &str,
+    limit: Duration,
+    controller: &Controller,
+) -> StatefulSetMigration {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let obj = api.get(name).await.unwrap();
+        // A run that is starting is Ready=False too (reason Running): wait for its end.
+        let found = obj.status.as_ref().and_then(|s| {
+            s.conditions
+                .iter()
+                .find(|c| c.type_ == type_ && c.status == status && c.reason != "Running")
+        });
+        if found.is_some() {
+            return obj;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {limit:?} waiting for {name} to be {type_}={status}; status: {}\ncontroller log:\n{}",
+            serde_json::to_string_pretty(&obj.status).unwrap(),
+            controller.log()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn condition<'a>(
+    obj: &'a StatefulSetMigration,
+    type_: &str,
+) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+    obj.status
+        .as_ref()
+        .and_then(|s| s.conditions.iter().find(|c| c.type_ == type_))
+        .unwrap_or_else(|| panic!("no {type_} condition: {:?}", obj.status))
+}
+
+/// The reasons of the Events on the resource `name`, in order of first occurrence.
+async fn event_reasons(c: &Client, namespace: &str, name: &str) -> Vec<String> {
+    let events: Api<Event> = Api::namespaced(c.clone(), namespace);
+    let mut list = events
+        .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))
+        .await
+        .unwrap()
+        .items;
+    list.sort_by_key(|e| e.metadata.creation_timestamp.clone().map(|t| t.0));
+    let mut reasons: Vec<String> = list.into_iter().filter_map(|e| e.reason).collect();
+    reasons.dedup();
+    reasons
+}
+
+/// Nothing of a migration in the destination: no journal ConfigMap, no Lease.
+async fn assert_untouched_destination(pair: &Pair) {
+    let maps: Api<ConfigMap> = Api::namespaced(pair.b.clone(), pair.ns());
+    let names: Vec<String> = maps
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|m| m.metadata.name)
+        .filter(|n| n != "kube-root-ca.crt")
+        .collect();
+    assert!(names.is_empty(), "ConfigMaps written in km-b: {names:?}");
+    let leases: Api<Lease> = Api::namespaced(pair.b.clone(), pair.ns());
+    let leases = leases.list(&ListParams::default()).await.unwrap().items;
+    assert!(leases.is_empty(), "a Lease was taken in km-b: {leases:?}");
+}
+
+#[tokio::test]
+async fn an_applied_migration_completes_with_no_ordinal_in_both_clusters() {
+    install_crds();
+    let c = client(CONTEXT_C).await;
+    let home = TestNamespace::create(&c, CONTEXT_C, "ctl-run").await;
+    kubeconfig_secret(&home.name, "a");
+    kubeconfig_secret(&home.name, "b");
+    let pair = Pair::new("ctl-run").await;
+    pair.create_set(3, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    let observer = SplitBrainObserver::start(pair.ns());
+    let mut controller = Controller::start(&home.name).await;
+    apply(
+        &home.name,
+        "move-web",
+        serde_json::json!({
+            "statefulSetName": "web",
+            "source": {"name": "km-a", "namespace": pair.ns()},
+            "destination": {"name": "km-b", "namespace": pair.ns()},
+            "batch": 1,
+        }),
+    );
+    let api: Api<StatefulSetMigration> = Api::namespaced(c.clone(), &home.name);
+    let done = wait_condition(
+        &api,
+        "move-web",
+        "Ready",
+        "True",
+        Duration::from_secs(600),
+        &controller,
+    )
+    .await;
+    assert_moved(&pair, &before, 3).await;
+    observer.assert_never_split();
+
+    let status = done.status.clone().unwrap();
+    assert_eq!(
+        status.phase,
+        Some(kubectl_migrate::controller::api::Phase::Completed)
+    );
+    assert_eq!(
+        (status.ordinals_moved, status.ordinals_left),
+        (Some(3), Some(0))
+    );
+    assert!(
+        status
+            .lease_holder
+            .as_deref()
+            .is_some_and(|h| h.starts_with("kubectl-migrate-controller/")),
+        "{status:?}"
+    );
+    let ready = condition(&done, "Ready");
+    assert_eq!(ready.reason, "Completed");
+    assert_eq!(ready.observed_generation, done.metadata.generation);
+    assert!(
+        ready.message.contains("every ordinal of web runs in km-b")
+            && ready.message.contains("--cleanup"),
+        "{ready:?}"
+    );
+    assert_eq!(condition(&done, "Progressing").status, "False");
+    assert_eq!(
+        done.metadata.finalizers.as_deref(),
+        Some(&["kubectl-migrate.io/stop-safely".to_string()][..])
+    );
+    let status_text = serde_json::to_string(&done.status).unwrap();
+    support::assert_in_words("the status", &status_text);
+    assert!(!status_text.contains("BEGIN"), "{status_text}");
+
+    // The Events tell the story: started, each step, completed.
+    let reasons = event_reasons(&c, &home.name, "move-web").await;
+    assert_eq!(
+        reasons.first().map(String::as_str),
+        Some("Started"),
+        "{reasons:?}"
+    );
+    assert!(reasons.contains(&"Step".to_string()), "{reasons:?}");
+    assert_eq!(
+        reasons.last().map(String::as_str),
+        Some("Completed"),
+        "{reasons:?}"
+    );
+
+    // SIGTERM ends it cleanly; no credentials reached its log.
+    let exit = controller.terminate();
+    let log = controller.log();
+    assert!(exit.success(), "{exit:?}\n{log}");
+    assert!(
+        !log.contains("client-key-data") && !log.contains("BEGIN"),
+        "{log}"
+    );
+    support::assert_in_words("the controller's log", &log);
+}
+
+#[tokio::test]
+async fn bad_specs_say_why_in_a_condition_and_write_nothing_on_the_members() {
+    install_crds();
+    let c = client(CONTEXT_C).await;
+    let home = TestNamespace::create(&c, CONTEXT_C, "ctl-bad").await;
+    let elsewhere = TestNamespace::create(&c, CONTEXT_C, "ctl-other").await;
+    kubeconfig_secret(&home.name, "a");
+    kubeconfig_secret(&elsewhere.name, "b");
+    let pair = Pair::new("ctl-bad").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let snapshot = pair.snapshot().await;
+    let controller = Controller::start(&home.name).await;
+    let source = serde_json::json!({"name": "km-a", "namespace": pair.ns()});
+    // km-b's kubeconfig is only in another namespace: not there by convention...
+    apply(
+        &home.name,
+        "missing-secret",
+        serde_json::json!({
+            "statefulSetName": "web", "source": source,
+            "destination": {"name": "km-b", "namespace": pair.ns()},
+        }),
+    );
+    // ...and refused when named explicitly.
+    apply(
+        &home.name,
+        "borrowed-secret",
+        serde_json::json!({
+            "statefulSetName": "web", "source": source,
+            "destination": {"name": "km-b", "namespace": pair.ns(), "kubeconfigSecret": {"name": "km-b-kubeconfig", "namespace": elsewhere.name}},
+        }),
+    );
+    // A set that does not exist, between reachable members (km-a to itself in another
+    // namespace, whose kubeconfig is here).
+    apply(
+        &home.name,
+        "unknown-set",
+        serde_json::json!({
+            "statefulSetName": "nope", "source": source,
+            "destination": {"name": "km-a", "namespace": "ctl-nowhere"},
+        }),
+    );
+    let api: Api<StatefulSetMigration> = Api::namespaced(c.clone(), &home.name);
+    let limit = Duration::from_secs(120);
+    for (name, reason, words) in [
+        (
+            "missing-secret",
+            "KubeconfigUnavailable",
+            format!(
+                "Secret km-b-kubeconfig does not exist in namespace {}",
+                home.name
+            ),
+        ),
+        (
+            "borrowed-secret",
+            "InvalidSpec",
+            format!(
+                "names Secret km-b-kubeconfig in namespace {}; a migration may use the Secrets of its own namespace ({}) only",
+                elsewhere.name, home.name
+            ),
+        ),
+        ("unknown-set", "PreflightFailed", "nope".to_string()),
+    ] {
+        let obj = wait_condition(&api, name, "Ready", "False", limit, &controller).await;
+        let ready = condition(&obj, "Ready");
+        assert_eq!(ready.reason, reason, "{name}: {ready:?}");
+        assert!(ready.message.contains(&words), "{name}: {ready:?}");
+        support::assert_in_words(name, &ready.message);
+        let status = obj.status.as_ref().unwrap();
+        assert_eq!(
+            status.phase,
+            Some(kubectl_migrate::controller::api::Phase::Failed),
+            "{name}"
+        );
+        assert!(
+            status
+                .last_error
+                .as_deref()
+                .is_some_and(|e| e.contains(&words)),
+            "{name}: {status:?}"
+        );
+        let reasons = event_reasons(&c, &home.name, name).await;
+        assert!(reasons.contains(&reason.to_string()), "{name}: {reasons:?}");
+    }
+    assert_untouched_destination(&pair).await;
+    assert_eq!(pair.snapshot().await, snapshot, "the members changed");
+}
