@@ -67,6 +67,9 @@ struct Driver {
     generation: Option<i64>,
     stop: Interrupt,
     task: tokio::task::JoinHandle<()>,
+    /// When the run ended (its status written): a failed run is started again no sooner than
+    /// [`RETRY_PAUSE`] after, or the status write that ends it would start the next at once.
+    ended_at: Arc<std::sync::OnceLock<std::time::Instant>>,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C, then stops every run at a safe point.
@@ -192,6 +195,10 @@ async fn apply(
                 if done {
                     return Ok(Action::await_change());
                 }
+                let ended_at = drivers[&key(obj)].ended_at.get().copied();
+                if let Some(wait) = retry_wait(ended_at, std::time::Instant::now()) {
+                    return Ok(Action::requeue(wait));
+                }
                 drivers.remove(&key(obj))
             }
             None => None,
@@ -245,6 +252,16 @@ const RUN_STACK: usize = 8 << 20;
 
 /// How often a running migration's resource is looked at again.
 const REQUEUE: Duration = Duration::from_secs(30);
+
+/// How long after a failed run the next one starts.
+const RETRY_PAUSE: Duration = Duration::from_secs(15);
+
+/// How much longer a failed run's retry waits, if at all (a run that never recorded its end
+/// is retried at once).
+fn retry_wait(ended_at: Option<std::time::Instant>, now: std::time::Instant) -> Option<Duration> {
+    let since = now.saturating_duration_since(ended_at?);
+    (since < RETRY_PAUSE).then(|| RETRY_PAUSE - since)
+}
 
 /// Says why the resource cannot run, without touching a member cluster.
 async fn refuse(
@@ -338,6 +355,8 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
     // on a thread of its own, whose I/O the runtime drives as for any task. The CLI polls it on
     // the main thread's 8 MiB stack; a runtime thread's 2 MiB overflow in a debug build.
     let runtime = tokio::runtime::Handle::current();
+    let ended_at = Arc::new(std::sync::OnceLock::new());
+    let ended_at2 = ended_at.clone();
     let drive = move || {
         runtime.block_on(async move {
             let direction = if obj.spec.rollback {
@@ -387,6 +406,7 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
             drop(operator);
             let _ = tell.await;
             ended(&obj, &ctx2, result).await;
+            let _ = ended_at2.set(std::time::Instant::now());
         })
     };
     let task = tokio::task::spawn_blocking(move || {
@@ -404,6 +424,7 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
             generation,
             stop,
             task,
+            ended_at,
         },
     );
 }
@@ -687,5 +708,24 @@ async fn publish(
                 cluster::describe_kube_error(&e)
             ),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    #[test]
+    fn a_failed_run_is_retried_only_after_the_pause() {
+        let ended = Instant::now();
+        assert_eq!(retry_wait(Some(ended), ended), Some(RETRY_PAUSE));
+        let later = ended + Duration::from_secs(5);
+        assert_eq!(
+            retry_wait(Some(ended), later),
+            Some(RETRY_PAUSE - Duration::from_secs(5))
+        );
+        assert_eq!(retry_wait(Some(ended), ended + RETRY_PAUSE), None);
+        assert_eq!(retry_wait(None, ended), None);
     }
 }
