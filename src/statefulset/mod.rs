@@ -18,6 +18,7 @@ pub mod budget;
 pub mod cleanup;
 pub mod copy;
 pub mod decide;
+mod down;
 mod executor;
 mod journal;
 mod lease;

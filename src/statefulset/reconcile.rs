@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use backon::{ExponentialBuilder, Retryable};
 
 use super::decide;
+use super::down::OrdinalsDown;
 use super::executor::{NotReadyInTime, Note};
 use super::journal::{self, Stored};
 use super::lease;
@@ -57,46 +58,6 @@ fn starts_a_move(step: &Step, direction: Direction) -> bool {
         )
     )
 }
-
-/// Ordinals that left one side and did not become Ready on the other within --timeout: they
-/// serve nowhere. The run stops with the pods' reasons and both ways on.
-#[derive(Debug)]
-pub struct OrdinalsDown {
-    pub set: String,
-    pub ordinals: Vec<i32>,
-    pub from: String,
-    pub to: String,
-    /// What was waited for, and why the pods are not Ready.
-    pub detail: String,
-    pub resume: String,
-    /// The command that moves them back; none in a rollback.
-    pub rollback: Option<String>,
-}
-
-impl std::fmt::Display for OrdinalsDown {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let OrdinalsDown {
-            set,
-            ordinals,
-            from,
-            to,
-            ..
-        } = self;
-        write!(
-            f,
-            "ordinal(s) {ordinals:?} of {set} are down: gone from {from}, not Ready in {to}.\n{}\nNothing more was changed. After fixing the cause, keep waiting with:\n  {}",
-            self.detail, self.resume
-        )?;
-        if let Some(rollback) = &self.rollback {
-            write!(f, "\nor move them back to {from} with:\n  {rollback}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for OrdinalsDown {}
-
-impl crate::error::DomainError for OrdinalsDown {}
 
 /// PURE: the ordinals `step` waits to arrive on the side that receives them in `direction`
 /// (the destination forward, the source in a rollback): gone from the other side already.

@@ -6,6 +6,7 @@ use kube::Api;
 
 use super::copy::copy_label_value;
 use super::decide;
+use super::down::OrdinalsDown;
 use super::executor::{self, Executor, Interrupt, Sides, StepSettings};
 use super::journal::{self, Stored};
 use super::leftovers::Leftovers;
@@ -13,7 +14,6 @@ use super::model::{Direction, Journal, Names, Observed, Preparation, Side};
 use super::observe::{self, Location};
 use super::plan;
 use super::preflight;
-use super::reconcile::OrdinalsDown;
 use super::status;
 use super::step::{Step, Telling};
 use super::{
