@@ -263,7 +263,8 @@ fn retry_wait(ended_at: Option<std::time::Instant>, now: std::time::Instant) -> 
     (since < RETRY_PAUSE).then(|| RETRY_PAUSE - since)
 }
 
-/// Says why the resource cannot run, without touching a member cluster.
+/// Says why the resource does not run (a spec or Secret problem, or a failed run): a Warning
+/// Event and Ready/Progressing False with the same reason, phase Failed, the error kept.
 async fn refuse(
     obj: &StatefulSetMigration,
     ctx: &Context,
@@ -495,28 +496,8 @@ async fn ended(obj: &StatefulSetMigration, ctx: &Context, result: Result<Outcome
             };
             let message = format!("{}; the controller tries again", e.report());
             ctx.metrics.run_failures.inc();
-            publish(ctx, obj, EventType::Warning, reason, &message).await;
-            let _ = write_status(
-                obj,
-                ctx,
-                Some(Phase::Failed),
-                &[
-                    Wanted {
-                        type_: "Ready",
-                        status: false,
-                        reason,
-                        message: message.clone(),
-                    },
-                    Wanted {
-                        type_: "Progressing",
-                        status: false,
-                        reason,
-                        message: message.clone(),
-                    },
-                ],
-                Some(message),
-            )
-            .await;
+            // The run ended; a status that cannot be written now is written by the next one.
+            let _ = refuse(obj, ctx, reason, &message).await;
         }
     }
 }
