@@ -442,6 +442,31 @@ pub fn only_replaces_failed_pods(job: &JobModel, sem: &Semantics) -> bool {
     policy || replacement
 }
 
+/// A pod that is running and ready, as the policy sees it when the Job ends and the controller
+/// deletes it: no container has ended, and the conditions the kubelet sets (KWOK sets all but
+/// PodReadyToStartContainers).
+pub fn running_pod() -> FailedPod {
+    let condition = |type_: &str| super::model::PodCondition {
+        type_: type_.into(),
+        status: "True".into(),
+        reason: None,
+    };
+    FailedPod {
+        name: String::new(),
+        containers: Vec::new(),
+        init_containers: Vec::new(),
+        conditions: [
+            "PodReadyToStartContainers",
+            "Initialized",
+            "Ready",
+            "ContainersReady",
+            "PodScheduled",
+        ]
+        .map(condition)
+        .into(),
+    }
+}
+
 /// The re-creation delay after the n-th failure in a row: base * 2^(n-1), capped.
 pub fn backoff(sem: &Semantics, failures: u32) -> u64 {
     if failures == 0 {
@@ -931,9 +956,19 @@ impl Sim<'_> {
     /// The Job fails: the target condition (two-step) and the final one; pods still running
     /// are deleted and count as failed.
     fn finish_failed(&mut self, reason: &str, message: String) -> Vec<Condition> {
-        // Pods left Terminating are failed once the Job has finished (no condition: the
-        // policy counts them).
-        self.failed += self.others_active + self.terminating;
+        // The pods still running, and those left Terminating, are deleted and counted as
+        // failed through the policy, as they are: Ready, no container ended. An Ignore rule
+        // for a condition they have keeps them out of the count.
+        let counted = match_policy(
+            self.job.pod_failure_policy.as_deref(),
+            &running_pod(),
+            &self.job.namespace,
+            self.sem,
+        )
+        .counted;
+        if counted {
+            self.failed += self.others_active + self.terminating;
+        }
         self.terminating = 0;
         self.finished = true;
         let mut added = Vec::new();

@@ -2097,6 +2097,26 @@ mod deadline_as_an_event {
         );
     }
 
+    /// ignore-ready-running-pods-at-*.yaml: the pods the controller deletes as the Job fails
+    /// go through the policy as they are, Ready: an Ignore rule for Ready keeps them out of
+    /// the count, one for Ready=False does not.
+    #[test]
+    fn running_pods_deleted_as_the_job_fails_go_through_the_policy() {
+        let run = |status: &str, spec: Value| {
+            let mut spec = spec;
+            spec["podFailurePolicy"] = json!({"rules": [
+                {"action": "Ignore", "onPodConditions": [{"type": "Ready", "status": status}]}
+            ]});
+            simulate(&job(spec), &Semantics::newest(), &[exit_1()]).final_status
+        };
+        let backoff = json!({"completions": 2, "parallelism": 2, "backoffLimit": 0});
+        let deadline = json!({"completions": 2, "parallelism": 2, "activeDeadlineSeconds": 20});
+        assert_eq!(run("True", backoff.clone()).failed, 1);
+        assert_eq!(run("False", backoff).failed, 2);
+        assert_eq!(run("True", deadline.clone()).failed, 1);
+        assert_eq!(run("False", deadline).failed, 3);
+    }
+
     /// A Job without a deadline that the outcomes do not finish is still running.
     #[test]
     fn without_a_deadline_nothing_happens_on_its_own() {
