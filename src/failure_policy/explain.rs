@@ -109,7 +109,9 @@ pub fn explain_job(
 ) -> report::ExplainReport {
     let status = job.status.clone().unwrap_or_default();
     let pods = oldest_first(pods);
+    let conditions = JobConditions::of(&status);
     let failed_pods = failed_pod_lines(&pods, model, sem);
+    let terminating_pods = terminating_pod_lines(&pods, model, sem, &conditions);
     let failed = status.failed.unwrap_or(0);
     let succeeded = status.succeeded.unwrap_or(0);
     // The controller writes these; what cannot be read counts as none.
@@ -122,7 +124,14 @@ pub fn explain_job(
     let (index_failures, index_ignored) = index_counts(&pods, &failed_pods);
     let start_time = status.start_time.as_ref().map(|t| t.0.as_second() as u64);
     let elapsed = start_time.map(|s| now.saturating_sub(s)).unwrap_or(0);
-    let conditions = JobConditions::of(&status);
+    let failures_without_pod = failures_without_pod(
+        failed,
+        &failed_pods,
+        &terminating_pods,
+        model,
+        sem,
+        &conditions,
+    );
     // The index still running that is closest to its per-index limit (the lowest of equals):
     // the limits line and the predictions are both about it.
     let next_index = model.indexed.then(|| {
@@ -157,7 +166,7 @@ pub fn explain_job(
         next_failures(model, sem, &start, next_index)
     };
     report::ExplainReport {
-        schema_version: 3,
+        schema_version: 4,
         job: format!("{}/{}", model.namespace, model.name),
         kubernetes_version: format!("1.{}", sem.minor),
         finished: conditions.finished,
@@ -168,6 +177,8 @@ pub fn explain_job(
         succeeded,
         failed_indexes: status.failed_indexes.clone(),
         failed_pods,
+        terminating_pods,
+        failures_without_pod,
         limits,
         next,
     }
@@ -257,6 +268,118 @@ fn failed_pod_lines(
         .collect()
 }
 
+fn phase(p: &Pod) -> Option<&str> {
+    p.status.as_ref().and_then(|s| s.phase.as_deref())
+}
+
+/// Each pod being deleted that has not stopped: whether its failure is counted yet and whether
+/// it is replaced before it stops, as the controller decides.
+fn terminating_pod_lines(
+    pods: &[&Pod],
+    model: &JobModel,
+    sem: &Semantics,
+    conditions: &JobConditions,
+) -> Vec<report::TerminatingPodLine> {
+    pods.iter()
+        .filter(|p| {
+            p.metadata.deletion_timestamp.is_some()
+                && !matches!(phase(p), Some("Failed" | "Succeeded"))
+        })
+        .map(|p| {
+            let waits = engine::only_replaces_failed_pods(model, sem);
+            let (counted, replaced, why) = if conditions.failing() {
+                // The controller counts the pods it deletes as the Job fails through the policy.
+                let policy = engine::match_policy(
+                    model.pod_failure_policy.as_deref(),
+                    &FailedPod::from_pod(p),
+                    &model.namespace,
+                    sem,
+                );
+                let counted = match policy.rule {
+                    Some(rule) if !policy.counted => {
+                        format!("not counted (rule {rule} ignores it)")
+                    }
+                    _ => "counted as failed".to_string(),
+                };
+                (
+                    policy.counted,
+                    false,
+                    format!(
+                        "the Job failed: the controller deleted it and {counted}; the Job's final condition waits until it has stopped"
+                    ),
+                )
+            } else if conditions.finished.is_some() || conditions.ending.is_some() {
+                (
+                    false,
+                    false,
+                    "the Job succeeded: the controller deleted it and counts it neither as failed nor as succeeded".to_string(),
+                )
+            } else if waits && sem.job_pod_replacement_policy {
+                (
+                    false,
+                    false,
+                    "neither counted nor replaced until it reaches phase Failed: podReplacementPolicy Failed waits for it (a pod on a node that is gone stays Terminating until it is force-deleted)".to_string(),
+                )
+            } else if waits {
+                (
+                    false,
+                    true,
+                    "replaced at once; counted only when it reaches phase Failed, where the podFailurePolicy looks at it".to_string(),
+                )
+            } else {
+                (
+                    true,
+                    true,
+                    "counted as failed and replaced at once: podReplacementPolicy TerminatingOrFailed".to_string(),
+                )
+            };
+            report::TerminatingPodLine {
+                pod: p.metadata.name.clone().unwrap_or_default(),
+                index: index_of(p),
+                counted,
+                replaced,
+                why,
+            }
+        })
+        .collect()
+}
+
+/// `status.failed` against the pods listed: the counted failures whose pods are gone, and
+/// where such pods go.
+fn failures_without_pod(
+    failed: i32,
+    failed_pods: &[report::FailedPodLine],
+    terminating: &[report::TerminatingPodLine],
+    model: &JobModel,
+    sem: &Semantics,
+    conditions: &JobConditions,
+) -> Option<report::FailuresWithoutPod> {
+    let listed = failed_pods.iter().filter(|p| p.policy.counted).count()
+        + terminating.iter().filter(|t| t.counted).count();
+    let count = failed - i32::try_from(listed).unwrap_or(i32::MAX);
+    if count <= 0 {
+        return None;
+    }
+    let mut whereto = Vec::new();
+    if conditions.failing() {
+        whereto.push(
+            "when the Job failed, the controller deleted the pods still running and counted them (through the pod failure policy); a deleted pod is removed once counted",
+        );
+    }
+    if !engine::only_replaces_failed_pods(model, sem) {
+        whereto.push(
+            "a pod deleted while running is counted at once (podReplacementPolicy TerminatingOrFailed) and removed once counted",
+        );
+    }
+    whereto.push(
+        "a failed pod removed after it was counted (by the pod garbage collector or a user) stays counted",
+    );
+    Some(report::FailuresWithoutPod {
+        count,
+        why: whereto.join("; "),
+    })
+}
+
 /// Per index, the failures counted against backoffLimitPerIndex and those ignored, as the pods'
 /// annotations say. The newest pod of an index carries that index's counts so far; a failed pod
 /// adds its own failure to the count it belongs to.
@@ -307,6 +430,14 @@ struct JobConditions {
 }
 
 impl JobConditions {
+    /// The Job has failed or is failing (FailureTarget or Failed).
+    fn failing(&self) -> bool {
+        [&self.finished, &self.ending]
+            .into_iter()
+            .flatten()
+            .any(|c| c.starts_with("Failed ") || c.starts_with("FailureTarget "))
+    }
+
     fn of(status: &JobStatus) -> JobConditions {
         let true_conditions: Vec<&JobCondition> = status
             .conditions
@@ -391,8 +522,37 @@ fn limits(
     limits
 }
 
-/// What the next failure of each common kind would do, from `start` (of `next_index`, for an
-/// Indexed Job), as the controller decides it.
+/// A kind of failure the next-failure table shows.
+struct Kind {
+    what: What,
+    pod: FailedPod,
+}
+
+enum What {
+    Text(String),
+    /// Exit codes of one `In` rule (its position), in a container (`place`): one line for the
+    /// codes that lead to the same.
+    Codes {
+        rule: usize,
+        codes: Vec<i32>,
+        place: String,
+    },
+}
+
+impl What {
+    fn text(&self) -> String {
+        match self {
+            What::Text(t) => t.clone(),
+            What::Codes { codes, place, .. } => {
+                let codes: Vec<String> = codes.iter().map(i32::to_string).collect();
+                format!("exit code {}{place}", codes.join(", "))
+            }
+        }
+    }
+}
+
+/// What the next failure would do, from `start` (of `next_index`, for an Indexed Job), as the
+/// controller decides it: for each common kind, then for the values of the Job's own rules.
 fn next_failures(
     model: &JobModel,
     sem: &Semantics,
@@ -400,51 +560,167 @@ fn next_failures(
     next_index: Option<i32>,
 ) -> Vec<report::NextFailure> {
     let first = model.containers.first().cloned().unwrap_or_default();
-    let kinds: [(&str, FailedPod); 5] = [
-        ("exit code 1", failed_with_exit(&first, 1)),
-        ("OOM-killed (exit code 137)", failed_with_exit(&first, 137)),
-        (
+    let text = |t: &str, pod| Kind {
+        what: What::Text(t.into()),
+        pod,
+    };
+    let mut kinds = vec![
+        text("exit code 1", failed_with_exit(&first, false, 1)),
+        text(
+            "OOM-killed (exit code 137)",
+            failed_with_exit(&first, false, 137),
+        ),
+        text(
             "evicted (DisruptionTarget/EvictionByEvictionAPI)",
             disrupted("EvictionByEvictionAPI"),
         ),
-        (
+        text(
             "preempted (DisruptionTarget/PreemptionByScheduler)",
             disrupted("PreemptionByScheduler"),
         ),
-        (
+        text(
             "node lost (DisruptionTarget/DeletionByTaintManager)",
             disrupted("DeletionByTaintManager"),
         ),
     ];
-    kinds
-        .into_iter()
-        .map(|(what, pod)| {
-            let sim = engine::simulate_from(
-                model,
-                sem,
-                start,
-                &[Outcome {
-                    index: next_index,
-                    result: PodResult::Failed(pod),
-                    after_seconds: 0,
-                }],
-            );
-            // The failure's own step (a deadline already past comes before it).
-            let step = sim
-                .steps
-                .iter()
-                .find(|s| s.outcome == Some(1))
-                .expect("one step per outcome");
-            let policy = step.policy.clone();
-            report::NextFailure {
-                failure: what.to_string(),
+    for kind in own_kinds(model, &first) {
+        if !kinds.iter().any(|k| same_failure(&k.pod, &kind.pod)) {
+            kinds.push(kind);
+        }
+    }
+    // The next failure as the controller decides it: the rule, the action and the outcome.
+    let predicted = |pod: FailedPod| {
+        let sim = engine::simulate_from(
+            model,
+            sem,
+            start,
+            &[Outcome {
                 index: next_index,
-                rule: policy.as_ref().and_then(|p| p.rule),
-                action: policy.map(|p| p.action).unwrap_or_default(),
-                outcome: verdict(step, next_index),
+                result: PodResult::Failed(pod),
+                after_seconds: 0,
+            }],
+        );
+        // The failure's own step (a deadline already past comes before it).
+        let step = sim
+            .steps
+            .iter()
+            .find(|s| s.outcome == Some(1))
+            .expect("one step per outcome");
+        let policy = step.policy.clone();
+        (
+            policy.as_ref().and_then(|p| p.rule),
+            policy.map(|p| p.action).unwrap_or_default(),
+            verdict(step, next_index),
+        )
+    };
+    // The codes of one rule that lead to the same share a line, at most eight of them; a
+    // FailJob message there names the code as `<code>`, as it names the pod `<next>`.
+    const CODES_PER_LINE: usize = 8;
+    let mut next: Vec<(What, Option<usize>, String, String)> = Vec::new();
+    for kind in kinds {
+        let (rule, action, outcome) = predicted(kind.pod);
+        if let What::Codes {
+            rule: r, codes: c, ..
+        } = &kind.what
+        {
+            let code = |codes: &[i32]| format!("exit code {} ", codes[0]);
+            let general = outcome.replace(&code(c), "exit code <code> ");
+            if let Some((
+                What::Codes {
+                    rule: lr, codes, ..
+                },
+                last_rule,
+                last_action,
+                last,
+            )) = next.last_mut()
+                && *lr == *r
+                && *last_rule == rule
+                && *last_action == action
+                && last.replace(&code(codes), "exit code <code> ") == general
+                && codes.len() < CODES_PER_LINE
+            {
+                codes.extend(c);
+                *last = general;
+                continue;
             }
+        }
+        next.push((kind.what, rule, action, outcome));
+    }
+    next.into_iter()
+        .map(|(what, rule, action, outcome)| report::NextFailure {
+            failure: what.text(),
+            index: next_index,
+            rule,
+            action,
+            outcome,
         })
         .collect()
+}
+
+/// The failures the Job's own rules name: each exit code of an `In` rule, one code outside a
+/// `NotIn` rule's, each condition pattern.
+fn own_kinds(model: &JobModel, first: &str) -> Vec<Kind> {
+    let mut kinds = Vec::new();
+    for (rule, r) in model.pod_failure_policy.iter().flatten().enumerate() {
+        if let Some(codes) = &r.on_exit_codes {
+            let container = codes.container_name.as_deref().unwrap_or(first);
+            let init = !model.containers.iter().any(|c| c == container);
+            let place = match (&codes.container_name, init) {
+                (None, _) => String::new(),
+                (Some(c), false) => format!(" in container {c}"),
+                (Some(c), true) => format!(" in init container {c}"),
+            };
+            match codes.operator.as_str() {
+                "In" => kinds.extend(codes.values.iter().filter(|v| **v != 0).map(|v| Kind {
+                    what: What::Codes {
+                        rule,
+                        codes: vec![*v],
+                        place: place.clone(),
+                    },
+                    pod: failed_with_exit(container, init, *v),
+                })),
+                "NotIn" => {
+                    if let Some(v) = (1..=255).find(|v| !codes.values.contains(v)) {
+                        let not_in: Vec<String> = codes.values.iter().map(i32::to_string).collect();
+                        kinds.push(Kind {
+                            what: What::Text(format!(
+                                "exit code {v}{place} (not in {})",
+                                not_in.join(", ")
+                            )),
+                            pod: failed_with_exit(container, init, v),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        for pattern in &r.on_pod_conditions {
+            let status = if pattern.status == "True" {
+                String::new()
+            } else {
+                format!("={}", pattern.status)
+            };
+            kinds.push(Kind {
+                what: What::Text(format!("condition {}{status}", pattern.type_)),
+                pod: with_condition(&pattern.type_, &pattern.status, None),
+            });
+        }
+    }
+    kinds
+}
+
+/// Whether two failures look the same to the rules: the same exit codes, and conditions of the
+/// same types and statuses (the reason is for people).
+fn same_failure(a: &FailedPod, b: &FailedPod) -> bool {
+    let conditions = |p: &FailedPod| -> Vec<(String, String)> {
+        p.conditions
+            .iter()
+            .map(|c| (c.type_.clone(), c.status.clone()))
+            .collect()
+    };
+    a.containers == b.containers
+        && a.init_containers == b.init_containers
+        && conditions(a) == conditions(b)
 }
 
 /// What a simulated failure led to, in words.
@@ -468,29 +744,39 @@ fn verdict(step: &engine::Step, next_index: Option<i32>) -> String {
     }
 }
 
-fn failed_with_exit(container: &str, code: i32) -> FailedPod {
+fn failed_with_exit(container: &str, init: bool, code: i32) -> FailedPod {
+    let state = vec![model::ContainerState {
+        name: container.into(),
+        exit_code: Some(code),
+    }];
+    let (containers, init_containers) = if init {
+        (Vec::new(), state)
+    } else {
+        (state, Vec::new())
+    };
     FailedPod {
         name: "<next>".into(),
-        containers: vec![model::ContainerState {
-            name: container.into(),
-            exit_code: Some(code),
-        }],
-        init_containers: Vec::new(),
+        containers,
+        init_containers,
         conditions: Vec::new(),
     }
 }
 
-fn disrupted(reason: &str) -> FailedPod {
+fn with_condition(type_: &str, status: &str, reason: Option<&str>) -> FailedPod {
     FailedPod {
         name: "<next>".into(),
         containers: Vec::new(),
         init_containers: Vec::new(),
         conditions: vec![PodCondition {
-            type_: "DisruptionTarget".into(),
-            status: "True".into(),
-            reason: Some(reason.into()),
+            type_: type_.into(),
+            status: status.into(),
+            reason: reason.map(str::to_string),
         }],
     }
+}
+
+fn disrupted(reason: &str) -> FailedPod {
+    with_condition("DisruptionTarget", "True", Some(reason))
 }
 
 #[cfg(test)]
@@ -511,6 +797,57 @@ mod tests {
             "status": {"phase": phase},
         }))
         .unwrap()
+    }
+
+    /// The codes of one rule that lead to the same share a line, eight at most; a code an
+    /// earlier line covers (3 here, by rule 0) is left out.
+    #[test]
+    fn the_jobs_own_codes_share_a_line_while_they_lead_to_the_same() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "j", "namespace": "ns"},
+            "spec": {
+                "backoffLimit": 0,
+                "podFailurePolicy": {"rules": [
+                    {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [3]}},
+                    {"action": "FailJob", "onExitCodes": {"operator": "In",
+                        "values": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 137]}},
+                    {"action": "Count", "onPodConditions": [{"type": "DisruptionTarget"}]}
+                ]},
+                "template": {"spec": {"restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox"}]}}
+            }
+        }))
+        .unwrap();
+        let model = JobModel::from_job(&job).unwrap();
+        let next = next_failures(&model, &Semantics::newest(), &Start::default(), None);
+        let lines: Vec<(&str, Option<usize>)> =
+            next.iter().map(|n| (n.failure.as_str(), n.rule)).collect();
+        assert_eq!(
+            lines,
+            [
+                ("exit code 1", Some(1)),
+                ("OOM-killed (exit code 137)", Some(1)),
+                ("evicted (DisruptionTarget/EvictionByEvictionAPI)", Some(2)),
+                (
+                    "preempted (DisruptionTarget/PreemptionByScheduler)",
+                    Some(2)
+                ),
+                (
+                    "node lost (DisruptionTarget/DeletionByTaintManager)",
+                    Some(2)
+                ),
+                ("exit code 3", Some(0)),
+                ("exit code 2, 4, 5, 6, 7, 8, 9, 10", Some(1)),
+                ("exit code 11", Some(1)),
+            ]
+        );
+        assert!(
+            next[6]
+                .outcome
+                .contains("failed with exit code <code> matching FailJob rule at index 1"),
+            "{}",
+            next[6].outcome
+        );
     }
 
     #[test]

@@ -119,6 +119,30 @@ pub struct NextFailure {
     pub outcome: String,
 }
 
+/// A pod being deleted that has not stopped yet, and what the controller does about it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminatingPodLine {
+    pub pod: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<i32>,
+    /// Whether its failure is in `status.failed` already.
+    pub counted: bool,
+    /// Whether the controller creates its replacement before it stops.
+    pub replaced: bool,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// Failures `status.failed` counts whose pods are no longer listed.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailuresWithoutPod {
+    pub count: i32,
+    /// Where those pods went, in words.
+    pub why: String,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ExplainReport {
@@ -140,6 +164,11 @@ pub struct ExplainReport {
     pub succeeded: i32,
     pub failed_indexes: Option<String>,
     pub failed_pods: Vec<FailedPodLine>,
+    /// Pods being deleted that have not stopped.
+    pub terminating_pods: Vec<TerminatingPodLine>,
+    /// `status.failed` counts more failures than the pods listed account for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures_without_pod: Option<FailuresWithoutPod>,
     pub limits: Vec<Limit>,
     pub next: Vec<NextFailure>,
 }

@@ -130,7 +130,7 @@ async fn explain_names_each_failed_pods_rule_the_limits_and_the_next_failures() 
     );
     let deadline = limit("activeDeadlineSeconds");
     assert_eq!(deadline["value"], 3600);
-    assert_eq!(report["schemaVersion"], 3);
+    assert_eq!(report["schemaVersion"], 4);
 
     let next = |kind: &str| {
         report["next"]
@@ -199,19 +199,8 @@ fn explain_output(namespace: &str, job: &str, columns: u16, args: &[&str]) -> St
 
 /// Runs the scenario file `name` and explains its Job at the end: (JSON, table).
 async fn explained(name: &str) -> (Value, String) {
-    let client = client(CONTEXT_C).await;
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/failure-policy-explain")
-        .join(format!("{name}.yaml"));
-    let file = ScenarioFile::read(&path);
-    let mut explained = None;
-    run_scenario_and(&client, CONTEXT_C, name, &file, |namespace, job| {
-        let json =
-            serde_json::from_str(&explain_output(namespace, job, 120, &["-o", "json"])).unwrap();
-        explained = Some((json, explain_output(namespace, job, 120, &[])));
-    })
-    .await;
-    explained.expect("explain ran")
+    let (json, text, _) = explained_with_observed(name).await;
+    (json, text)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -320,4 +309,152 @@ async fn a_failed_pod_no_rule_matched_says_why() {
         words.contains(&format!(": no rule matched: {no_exit}")),
         "{text}"
     );
+}
+
+/// Runs the scenario file `name`, explains its Job at the end, and returns what the cluster
+/// ended with too.
+async fn explained_with_observed(name: &str) -> (Value, String, support::jobs::Observed) {
+    let client = client(CONTEXT_C).await;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/failure-policy-explain")
+        .join(format!("{name}.yaml"));
+    let file = ScenarioFile::read(&path);
+    let mut explained = None;
+    let observed = run_scenario_and(&client, CONTEXT_C, name, &file, |namespace, job| {
+        let json =
+            serde_json::from_str(&explain_output(namespace, job, 120, &["-o", "json"])).unwrap();
+        explained = Some((json, explain_output(namespace, job, 120, &[])));
+    })
+    .await;
+    let (json, text) = explained.expect("explain ran");
+    (json, text, observed)
+}
+
+/// Issue 32, item 6: a pod deleted while running that stays Terminating (its node is gone)
+/// under podReplacementPolicy Failed is shown, with why the Job has no pod running: the
+/// controller waits for it to reach phase Failed before it counts or replaces it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_terminating_pod_without_a_replacement_is_explained() {
+    let (report, text, observed) = explained_with_observed("terminating").await;
+    // What the controller did: no replacement, nothing counted, one pod terminating.
+    assert_eq!(
+        (observed.active, observed.terminating, observed.failed),
+        (0, Some(1), 0),
+        "{observed:?}"
+    );
+    let terminating = report["terminatingPods"].as_array().unwrap();
+    assert_eq!(terminating.len(), 1, "{report:#}");
+    let pod = &terminating[0];
+    assert_eq!(
+        (pod["counted"].as_bool(), pod["replaced"].as_bool()),
+        (Some(false), Some(false)),
+        "{pod}"
+    );
+    let why = "neither counted nor replaced until it reaches phase Failed: podReplacementPolicy Failed waits for it";
+    assert!(pod["why"].as_str().unwrap().starts_with(why), "{pod}");
+    assert_eq!(report["failedPods"], serde_json::json!([]), "{report:#}");
+    assert_eq!(report["failuresWithoutPod"], Value::Null, "{report:#}");
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("Terminating pods (deleted, not stopped yet):"),
+        "{text}"
+    );
+    assert!(
+        words.contains(&format!("{}: {why}", pod["pod"].as_str().unwrap())),
+        "{text}"
+    );
+}
+
+/// Issue 32, item 6: status.failed reconciled with the pods listed. The Job fails at its first
+/// failure with three pods running; the controller deletes the other two, counts them and they
+/// are gone: 3 failed, one failed pod left, and explain says where the other two went.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn counted_failures_without_a_pod_are_accounted_for() {
+    let (report, text, observed) = explained_with_observed("deleted-when-failed").await;
+    assert_eq!(observed.failed, 3, "{observed:?}");
+    assert_eq!(report["failed"], 3, "{report:#}");
+    assert_eq!(
+        report["failedPods"].as_array().unwrap().len(),
+        1,
+        "{report:#}"
+    );
+    let gone = &report["failuresWithoutPod"];
+    assert_eq!(gone["count"], 2, "{report:#}");
+    let why = "when the Job failed, the controller deleted the pods still running and counted them (through the pod failure policy); a deleted pod is removed once counted";
+    assert!(gone["why"].as_str().unwrap().starts_with(why), "{gone}");
+    let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains(&format!(
+            "2 of the 3 counted failures have no pod any more: {why}"
+        )),
+        "{text}"
+    );
+}
+
+/// Issue 32, item 6: the next-failure table covers the Job's own rules: each exit code of its
+/// FailJob rule (one line, the codes leading to the same), its condition, and a code outside
+/// its NotIn rule, each with what the controller would do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_failure_table_covers_the_jobs_own_rules() {
+    let (report, text, observed) = explained_with_observed("own-rules").await;
+    assert_eq!((observed.failed, observed.active), (1, 1), "{observed:?}");
+    let namespace = report["job"].as_str().unwrap().split('/').next().unwrap();
+    // The line for `failure`: its rule, action and what follows.
+    let next = |failure: &str| {
+        let line = report["next"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["failure"] == failure)
+            .cloned()
+            .unwrap_or_else(|| panic!("no line for {failure:?}: {report:#}"));
+        (
+            line["rule"].as_i64(),
+            line["action"].as_str().unwrap().to_string(),
+            line["outcome"].as_str().unwrap().to_string(),
+        )
+    };
+    let fails = |message: &str| format!("the Job fails: PodFailurePolicy ({message})");
+    let pod = format!("{namespace}/own-rules-<pod>");
+    assert_eq!(
+        next("exit code 42, 43 in container main"),
+        (
+            Some(0),
+            "FailJob".into(),
+            fails(&format!(
+                "Container main for pod {pod} failed with exit code <code> matching FailJob rule at index 0"
+            ))
+        )
+    );
+    assert_eq!(
+        next("condition ConfigIssue"),
+        (
+            Some(1),
+            "FailJob".into(),
+            fails(&format!(
+                "Pod {pod} has condition ConfigIssue matching FailJob rule at index 1"
+            ))
+        )
+    );
+    assert_eq!(
+        next("exit code 4 in container sidecar (not in 1, 2, 3)"),
+        (
+            Some(2),
+            "Ignore".into(),
+            "ignored (not counted); a replacement pod follows".into()
+        )
+    );
+    // The common kinds are still there, and a kind the rules name once more is not repeated.
+    assert_eq!(
+        next("exit code 1").2,
+        "counted (2 failed); a replacement pod follows"
+    );
+    assert_eq!(report["next"].as_array().unwrap().len(), 8, "{report:#}");
+    for want in [
+        "exit code 42, 43 in container main",
+        "condition ConfigIssue",
+        "(not in 1, 2, 3)",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
 }

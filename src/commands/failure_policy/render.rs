@@ -423,6 +423,19 @@ impl Tabular for ExplainReport {
                 }
             }
         }
+        if !self.terminating_pods.is_empty() {
+            out += "\nTerminating pods (deleted, not stopped yet):\n";
+            for t in &self.terminating_pods {
+                let index = t.index.map(|i| format!(" (index {i})")).unwrap_or_default();
+                out += &format!("  {}{index}: {}\n", t.pod, t.why);
+            }
+        }
+        if let Some(gone) = &self.failures_without_pod {
+            out += &format!(
+                "\n{} of the {} counted failures have no pod any more: {}\n",
+                gone.count, self.failed, gone.why
+            );
+        }
         out += "\nLimits:\n";
         let mut limits = new_table(["limit", "value", "used", "remaining"]);
         for l in &self.limits {
