@@ -6,8 +6,10 @@
 //! (parallelism, completions, activeDeadlineSeconds, backoffLimit, ttlSecondsAfterFinished,
 //! backoffLimitPerIndex, maxFailedIndexes), managedBy, completionMode and its limits,
 //! podFailurePolicy, successPolicy, podReplacementPolicy, the template's restartPolicy and the
-//! longest pod hostname of an Indexed Job. Not validated: object metadata, the selector and the
-//! pod template's own validation (containers, images, ...).
+//! longest pod hostname of an Indexed Job; of the pod template's own validation, the containers
+//! (at least one; each container's and init container's name and image). Not validated: object
+//! metadata, the selector and the rest of the pod template (volumes, ports, probes, resources,
+//! ...).
 //!
 //! Bad values are rendered as Go renders them: `int32` with `%v`, a plain `string` with `%q`,
 //! anything else (named string types such as the action, pointers, slices, structs) as JSON,
@@ -66,6 +68,7 @@ const MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS: i32 = 10_000;
 const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 const LABEL_KEY_ERR: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_LABEL_ERR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
 const DNS1123_SUBDOMAIN_FMT: &str =
     "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 const DNS1123_SUBDOMAIN_ERR: &str = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character";
@@ -319,6 +322,22 @@ fn dns1123_subdomain_problems(value: &str, characters: bool) -> Vec<String> {
     out
 }
 
+/// `IsDNS1123Label`, with its messages.
+fn dns1123_label_problems(value: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if value.len() > 63 {
+        out.push("must be no more than 63 characters".to_string());
+    }
+    if !DNS1123_LABEL_RE.is_match(value) {
+        out.push(regex_error(
+            DNS1123_LABEL_ERR,
+            DNS1123_LABEL_FMT,
+            &["my-name", "123-abc"],
+        ));
+    }
+    out
+}
+
 /// `content.IsLabelKey` (what `ValidateQualifiedName` uses), with its messages.
 fn qualified_name_problems(value: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -489,7 +508,8 @@ pub fn validate_at(job: &Job, sem: &Semantics) -> Vec<Problem> {
         }
     }
     validate_replacement_policy(spec, &mut e);
-    // (Here the server validates the pod template itself; not done here.)
+    // The pod template's own validation: of it, the containers' names and images.
+    validate_containers(spec, &mut e);
     validate_restart_policy(spec, &mut e);
     validate_pod_hostnames(job, &d, &mut e);
     e.0
@@ -663,6 +683,50 @@ fn validate_pod_hostnames(job: &Job, d: &Defaulted<'_>, e: &mut Errors) {
                 "metadata.name",
                 &go_quote(name),
                 &format!("will not able to create pod with invalid DNS label: {hostname}"),
+            );
+        }
+    }
+}
+
+/// Of ValidatePodSpec, what every Job needs: at least one container, and each container and
+/// init container (in that order) with a name that is a DNS label, an image, and the name used
+/// once.
+fn validate_containers(spec: &JobSpec, e: &mut Errors) {
+    let pod = spec.template.spec.as_ref();
+    let containers = pod.map(|p| p.containers.as_slice()).unwrap_or_default();
+    let init = pod
+        .and_then(|p| p.init_containers.as_deref())
+        .unwrap_or_default();
+    let path = "spec.template.spec";
+    if containers.is_empty() {
+        e.required(&format!("{path}.containers"), "");
+    }
+    let mut names = BTreeSet::new();
+    let all = containers
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (format!("{path}.containers[{i}]"), c))
+        .chain(
+            init.iter()
+                .enumerate()
+                .map(|(i, c)| (format!("{path}.initContainers[{i}]"), c)),
+        );
+    for (at, c) in all {
+        let name_path = format!("{at}.name");
+        if c.name.is_empty() {
+            e.required(&name_path, "");
+        } else {
+            for problem in dns1123_label_problems(&c.name) {
+                e.invalid(&name_path, &go_quote(&c.name), &problem);
+            }
+        }
+        if c.image.as_deref().unwrap_or_default().is_empty() {
+            e.required(&format!("{at}.image"), "");
+        }
+        if !names.insert(c.name.as_str()) {
+            e.push(
+                &name_path,
+                format!("Duplicate value: {}", go_quote(&c.name)),
             );
         }
     }
@@ -1162,6 +1226,41 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(validate(&job), vec![]);
+    }
+
+    /// Issue 32: a Job without a container image was "valid"; the server rejects it. The
+    /// messages are the 1.30 and 1.36 servers' (the generated differential holds them).
+    #[test]
+    fn a_container_without_an_image_or_a_good_name_is_invalid() {
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never",
+                "containers": [{"name": "main"}],
+                "initContainers": [{"name": "Main", "image": "busybox"}, {"name": "main", "image": ""}]}}}
+        }))
+        .unwrap();
+        let messages: Vec<String> = validate(&job).into_iter().map(|p| p.message).collect();
+        let path = "spec.template.spec";
+        assert_eq!(
+            messages,
+            [
+                format!("{path}.containers[0].image: Required value"),
+                format!(
+                    "{path}.initContainers[0].name: Invalid value: \"Main\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+                ),
+                format!("{path}.initContainers[1].image: Required value"),
+                format!("{path}.initContainers[1].name: Duplicate value: \"main\""),
+            ]
+        );
+        let none: Job = serde_json::from_value(serde_json::json!({
+            "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "x"},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": []}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            validate(&none)[0].message,
+            format!("{path}.containers: Required value")
+        );
     }
 
     #[test]

@@ -120,6 +120,10 @@ fn invalid_cases() -> Vec<(&'static str, Vec<String>)> {
             )],
         ),
         (
+            "no-image.yaml",
+            vec![s("spec.template.spec.containers[0].image: Required value")],
+        ),
+        (
             "no-requirement.yaml",
             vec![format!(
                 "{rule0}: Invalid value: specifying one of OnExitCodes and OnPodConditions is \
@@ -902,10 +906,6 @@ async fn the_older_api_server_agrees_with_check_at_its_version() {
     let minor = format!("1.{}", version.minor);
     let ns = TestNamespace::create(&client, support::jobs::OLDER, "fp-check-older").await;
     let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
-    let dry_run = PostParams {
-        dry_run: true,
-        ..Default::default()
-    };
     let files: Vec<&str> = invalid_cases()
         .into_iter()
         .map(|(f, _)| f)
@@ -915,16 +915,7 @@ async fn the_older_api_server_agrees_with_check_at_its_version() {
     for file in &files {
         let path = data_dir().join(file);
         let job = read_job(&path).unwrap().job;
-        let causes: Vec<(String, String)> = match jobs.create(&dry_run, &job).await {
-            Ok(_) => Vec::new(),
-            Err(kube::Error::Api(s)) if s.code == 422 => s
-                .details
-                .iter()
-                .flat_map(|d| &d.causes)
-                .map(|c| (c.field.clone(), format!("{}: {}", c.field, c.message)))
-                .collect(),
-            Err(e) => panic!("{file}: {e}"),
-        };
+        let causes = dry_run_causes(&jobs, &job, file).await;
         let (code, report, stderr) = tokio::task::spawn_blocking({
             let minor = minor.clone();
             move || check(&path, &["--k8s-version", &minor])
@@ -951,4 +942,152 @@ async fn the_older_api_server_agrees_with_check_at_its_version() {
         files.len(),
         disagree.join("\n")
     );
+}
+
+/// The causes (field, message) of the server's dry-run create of `job`: none when it accepts
+/// it. `what` names the Job in a failure.
+async fn dry_run_causes(jobs: &Api<Job>, job: &Job, what: &str) -> Vec<(String, String)> {
+    let dry_run = PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    match jobs.create(&dry_run, job).await {
+        Ok(_) => Vec::new(),
+        Err(kube::Error::Api(s)) if s.code == 422 => s
+            .details
+            .iter()
+            .flat_map(|d| &d.causes)
+            .map(|c| (c.field.clone(), format!("{}: {}", c.field, c.message)))
+            .collect(),
+        Err(e) => panic!("{what}: {e}"),
+    }
+}
+
+/// Generated Jobs for the container part of the pod template's validation: no containers, names
+/// empty, not DNS labels, too long or used twice (between containers and init containers too),
+/// images unset, empty or blank, and a rule naming a container that may not be there. A fixed
+/// seed, so that a disagreement is reproduced by the next run.
+fn generated_jobs(count: usize) -> Vec<Job> {
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+    // Mostly good values, so that one Job has few problems and some have none.
+    let name = prop_oneof![
+        6 => prop::sample::select(vec!["main", "sidecar", "setup", "worker"]).prop_map(str::to_string),
+        1 => prop::sample::select(vec![
+            String::new(),
+            "Main".to_string(),
+            "side_car".to_string(),
+            "-main".to_string(),
+            "c".repeat(64),
+        ]),
+    ];
+    let image = prop_oneof![
+        6 => Just(Some("busybox")),
+        1 => prop::sample::select(vec![None, Some(""), Some(" "), Some("registry.example/app:1")]),
+    ];
+    let container = (name, image).prop_map(|(name, image)| {
+        let mut c = serde_json::json!({ "name": name });
+        if let Some(image) = image {
+            c["image"] = image.into();
+        }
+        c
+    });
+    let containers = prop_oneof![
+        8 => prop::collection::vec(container.clone(), 1..3),
+        1 => Just(Vec::new()),
+    ];
+    let init = prop::collection::vec(container, 0..2);
+    let rule_container = prop::option::of(prop::sample::select(vec!["main", "sidecar", "setup"]));
+    let strategy = (containers, init, rule_container);
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::deterministic_rng(RngAlgorithm::ChaCha),
+    );
+    (0..count)
+        .map(|i| {
+            let (containers, init, rule_container) =
+                strategy.new_tree(&mut runner).unwrap().current();
+            let mut pod = serde_json::json!({ "restartPolicy": "Never", "containers": containers });
+            if !init.is_empty() {
+                pod["initContainers"] = init.into();
+            }
+            let mut spec = serde_json::json!({ "backoffLimit": 2, "template": { "spec": pod } });
+            if let Some(c) = rule_container {
+                spec["podFailurePolicy"] = serde_json::json!({ "rules": [{
+                    "action": "FailJob",
+                    "onExitCodes": { "containerName": c, "operator": "In", "values": [42] }
+                }]});
+            }
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": { "name": format!("generated-{i}") },
+                "spec": spec,
+            }))
+            .unwrap()
+        })
+        .collect()
+}
+
+/// check at the server's version against the server's dry run, for the generated Jobs: the same
+/// problems in the same order, word for word, or none.
+async fn generated_jobs_agree_with_the_dry_run(client: kube::Client, context: &str) {
+    use kubectl_migrate::failure_policy::{check::validate_at, engine::Semantics};
+    let minor: u32 = client
+        .apiserver_version()
+        .await
+        .unwrap()
+        .minor
+        .parse()
+        .unwrap();
+    let ns = TestNamespace::create(&client, context, "fp-generated").await;
+    let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
+    let generated = generated_jobs(60);
+    let mut disagree = Vec::new();
+    let mut rejected = 0;
+    for job in &generated {
+        let causes = dry_run_causes(&jobs, job, &serde_json::to_string(job).unwrap()).await;
+        rejected += usize::from(!causes.is_empty());
+        let ours: Vec<(String, String)> = validate_at(job, &Semantics::for_minor(minor).unwrap())
+            .into_iter()
+            .map(|p| (p.path, p.message))
+            .collect();
+        if ours != causes {
+            disagree.push(format!(
+                "{}:\n  check:  {ours:?}\n  server: {causes:?}",
+                serde_json::to_string(&job.spec).unwrap()
+            ));
+        }
+    }
+    assert!(
+        disagree.is_empty(),
+        "check at 1.{minor} disagrees with the 1.{minor} API server on {} of {} generated Jobs:\n{}",
+        disagree.len(),
+        generated.len(),
+        disagree.join("\n")
+    );
+    // The generator is worth something only if it makes both kinds.
+    assert!(
+        rejected > 10 && rejected < generated.len() - 10,
+        "{rejected} of {} generated Jobs rejected",
+        generated.len()
+    );
+}
+
+/// Issue 32, item 5: the pod template's containers are validated as the 1.36 server does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_pod_templates_agree_with_the_api_server() {
+    generated_jobs_agree_with_the_dry_run(client(CONTEXT_B).await, CONTEXT_B).await;
+}
+
+/// The same at the older pinned version (1.30).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_pod_templates_agree_with_the_older_api_server() {
+    generated_jobs_agree_with_the_dry_run(
+        support::jobs::older_client().await,
+        support::jobs::OLDER,
+    )
+    .await;
 }

@@ -194,7 +194,7 @@ impl Tabular for CheckReport {
             // The first word is the verdict the exit code gives.
             out += &match self.verdict.as_str() {
                 "unsupported" => format!(
-                    "{} Job {:?} passes the API server's validation, but uses a feature that is off at Kubernetes {} (below)\n",
+                    "{} Job {:?} passes the API server's validation of the Job spec and of its containers' names and images, but uses a feature that is off at Kubernetes {} (below)\n",
                     "unsupported:".red().bold(),
                     self.job,
                     self.kubernetes_version
@@ -205,14 +205,14 @@ impl Tabular for CheckReport {
                     self.job
                 ),
                 // Only what was checked is claimed: without a dry run, the Job spec's
-                // validation, not the pod template's.
+                // validation and of the pod template only its containers' names and images.
                 _ if self.server.as_ref().is_some_and(|s| s.accepted) => format!(
                     "{} Job {:?} passes the API server's validation, and its dry run accepts it\n",
                     "valid:".green().bold(),
                     self.job
                 ),
                 _ => format!(
-                    "{} Job {:?} passes the API server's validation of the Job spec; the pod template is not checked (check --context runs the server's dry run)\n",
+                    "{} Job {:?} passes the API server's validation of the Job spec and of its containers' names and images; the rest of the pod template is not checked (check --context runs the server's dry run)\n",
                     "valid:".green().bold(),
                     self.job
                 ),
