@@ -115,8 +115,10 @@ impl Plugin {
         });
         let took_a_step = lines.recv().is_ok();
         let killed = if took_a_step {
-            // The random point: up to 1.5 s into the run's work.
-            std::thread::sleep(Duration::from_millis(next_random(rng) % 1500));
+            // The random point: up to 1 s into the run's work. A move of three members takes a
+            // few seconds of work, so most runs are killed and eight kills usually fit; a run
+            // that completes first ends the series (the notes say how many kills there were).
+            std::thread::sleep(Duration::from_millis(next_random(rng) % 1000));
             child.try_wait().map_err(|e| e.to_string())?.is_none() && child.kill().is_ok()
         } else {
             false
