@@ -2,7 +2,7 @@
 //!
 //!   cargo bench --bench zero_downtime
 //!
-//! Needs the local clusters of `tests/cluster/start.sh a b` (which start KWOK with
+//! Needs the local clusters of `tests/cluster/start.sh a b c` (which start KWOK with
 //! tests/cluster/pod-runner-stages.yaml) and, as the cluster tests do, KM_TEST_KUBECONFIG (the
 //! path start.sh prints) and KM_TEST_BIN_DIR (the output of tests/cluster/build.sh, which holds
 //! kubectl and etcd). In one run, with one pod runner (tests/suite/support/zero_downtime) running
@@ -12,8 +12,10 @@
 //! 1. with the plugin, then back with `--rollback`;
 //! 2. with the plugin SIGKILLed 8 times at random points, each run resumed by the next;
 //! 3. with the plugin and `--batch auto`, under a PodDisruptionBudget of maxUnavailable 1;
-//! 4. by hand, the manual KEP-3335 procedure (one kubectl call per step);
-//! 5. by stopping every member, then recreating the set in the destination on the same volumes
+//! 4. with the in-cluster controller (issue 30): `kubectl-migrate controller run` against km-c,
+//!    the management cluster, and a StatefulSetMigration applied there;
+//! 5. by hand, the manual KEP-3335 procedure (one kubectl call per step);
+//! 6. by stopping every member, then recreating the set in the destination on the same volumes
 //!    (what a backup/restore move does, without its copying of the data).
 //!
 //! For each: the longest time without an acknowledged write, the failed requests, the
@@ -33,16 +35,18 @@ use std::time::Instant;
 use zero_downtime::Clusters;
 use zero_downtime::database::{Database, Options};
 use zero_downtime::migration::{
-    ManualProcedure, Measurement, Migration, Plugin, StopAndRecreate, measure,
+    Controller, ManualProcedure, Measurement, Migration, Plugin, StopAndRecreate, measure,
 };
 use zero_downtime::runner::PodRunner;
 
 const SOURCE: &str = "km-a";
 const DESTINATION: &str = "km-b";
+/// Where the in-cluster controller runs and its StatefulSetMigration lives.
+const MANAGEMENT: &str = "km-c";
 const KILLS: u32 = 8;
 const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
     export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
-    kubeconfig=$(tests/cluster/start.sh a b) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
+    kubeconfig=$(tests/cluster/start.sh a b c) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
     bin=$(tests/cluster/build.sh) && export KM_TEST_BIN_DIR=$bin\n  \
     cargo bench --bench zero_downtime\n  \
     tests/cluster/stop.sh   # afterwards (with the same KM_CLUSTERS_DIR)";
@@ -51,7 +55,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         eprintln!(
             "benches/zero_downtime.rs: not run outside `cargo bench` (it moves an etcd cluster \
-             between the local clusters six times); run `cargo bench --bench zero_downtime`"
+             between the local clusters seven times); run `cargo bench --bench zero_downtime`"
         );
         return;
     }
@@ -103,6 +107,13 @@ fn main() {
                 &["--batch", "auto"],
                 0,
             ))],
+        ),
+        (
+            Options::default(),
+            vec![Box::new(Controller {
+                management: MANAGEMENT.into(),
+                log_dir: logs.clone(),
+            })],
         ),
         (Options::default(), vec![Box::new(ManualProcedure)]),
         (Options::default(), vec![Box::new(StopAndRecreate)]),

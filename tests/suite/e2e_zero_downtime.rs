@@ -10,6 +10,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use kube::Api;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use proptest::prelude::*;
 use serde_json::json;
 
 use support::zero_downtime::database::{Database, Options, SET, is_ready};
@@ -545,6 +546,49 @@ fn readiness_needs_its_thresholds_in_a_row() {
             Some(false)
         ]
     );
+}
+
+proptest! {
+    /// Whatever the writes' times and outcomes: the longest gap is the largest distance between
+    /// two acknowledgements in a row, every write is counted once, and every failed write lies
+    /// in an error window.
+    #[test]
+    fn the_summary_holds_for_any_run_of_writes(
+        writes in proptest::collection::vec((0u64..5_000, 0u64..500, any::<bool>()), 0..40)
+    ) {
+        let ms = Duration::from_millis;
+        let mut requests: Vec<Request> = writes
+            .iter()
+            .enumerate()
+            .map(|(seq, &(sent, took, ok))| Request {
+                seq: seq as u64,
+                endpoint: 0,
+                sent: ms(sent),
+                done: ms(sent + took),
+                outcome: if ok { Outcome::Ok } else { Outcome::Failed("refused".into()) },
+            })
+            .collect();
+        // As the load records them: in the order they were sent.
+        requests.sort_by_key(|r| r.sent);
+        let records = Records { writes: requests.clone(), reads: vec![], ran: ms(6_000) };
+        let summary = Summary::of(&records);
+        let mut acks: Vec<u64> = writes.iter().filter(|w| w.2).map(|w| w.0 + w.1).collect();
+        acks.sort();
+        let longest = acks.windows(2).map(|pair| pair[1] - pair[0]).max().unwrap_or(0);
+        prop_assert_eq!(summary.longest_gap, ms(longest));
+        prop_assert_eq!(summary.writes_acked + summary.writes_failed, writes.len());
+        for failed in requests.iter().filter(|r| r.outcome != Outcome::Ok) {
+            prop_assert!(
+                summary
+                    .error_windows
+                    .iter()
+                    .any(|(from, to)| *from <= failed.sent && failed.sent <= *to),
+                "write {} sent at {} ms is in no error window",
+                failed.seq,
+                failed.sent.as_millis()
+            );
+        }
+    }
 }
 
 #[test]

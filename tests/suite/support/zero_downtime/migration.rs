@@ -115,10 +115,10 @@ impl Plugin {
         });
         let took_a_step = lines.recv().is_ok();
         let killed = if took_a_step {
-            // The random point: up to 1 s into the run's work. A move of three members takes a
-            // few seconds of work, so most runs are killed and eight kills usually fit; a run
-            // that completes first ends the series (the notes say how many kills there were).
-            std::thread::sleep(Duration::from_millis(next_random(rng) % 1000));
+            // The random point: up to 0.6 s into the run's work. A move of three members is a
+            // few seconds of work, so eight kills fit in it; a run that completes first ends
+            // the series (the notes say how many kills there were).
+            std::thread::sleep(Duration::from_millis(next_random(rng) % 600));
             child.try_wait().map_err(|e| e.to_string())?.is_none() && child.kill().is_ok()
         } else {
             false
@@ -242,6 +242,206 @@ impl Migration for StopAndRecreate {
         kep.create_destination(&mut kubectl, db.members, 0)?;
         kep.wait_rollout(&mut kubectl, db.context(Side::Destination))?;
         Ok(format!("{} kubectl calls", kubectl.calls))
+    }
+}
+
+/// The in-cluster controller (issue 30), run as a process against a management cluster as its
+/// own tests run it: the move is a StatefulSetMigration applied with kubectl in a namespace of
+/// the database's name there, with the members' kubeconfigs in Secrets beside it; it is done when
+/// the resource's Ready condition is True.
+pub struct Controller {
+    /// The management cluster's context (km-c).
+    pub management: String,
+    /// The controller's log goes here.
+    pub log_dir: PathBuf,
+}
+
+const CONTROLLER_LIMIT: Duration = Duration::from_secs(300);
+
+impl Migration for Controller {
+    fn name(&self) -> String {
+        "in-cluster controller".into()
+    }
+
+    fn lands_in(&self) -> Side {
+        Side::Destination
+    }
+
+    fn perform(&mut self, db: &Database) -> Result<String, String> {
+        let clusters = db.clusters;
+        let management = self.management.as_str();
+        let crds = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("deploy/crds");
+        let crds = crds.to_string_lossy();
+        let kubectl =
+            |args: &[&str], stdin: Option<&str>| clusters.kubectl(management, args, stdin);
+        kubectl(
+            &["apply", "--server-side", "--force-conflicts", "-f", &crds],
+            None,
+        )?;
+        kubectl(
+            &[
+                "wait",
+                "--for=condition=Established",
+                "crd/statefulsetmigrations.kubectl-migrate.io",
+            ],
+            None,
+        )?;
+        let namespace = db.namespace.as_str();
+        kubectl(&["create", "namespace", namespace], None)?;
+        let state = clusters
+            .kubeconfig
+            .parent()
+            .unwrap_or(std::path::Path::new("."));
+        for side in [Side::Source, Side::Destination] {
+            let context = db.context(side);
+            // start.sh writes each cluster's own kubeconfig next to the combined one.
+            let file = state
+                .join(context.trim_start_matches("km-"))
+                .join("kubeconfig");
+            kubectl(
+                &[
+                    "-n",
+                    namespace,
+                    "create",
+                    "secret",
+                    "generic",
+                    &format!("{context}-kubeconfig"),
+                    &format!("--from-file=value={}", file.display()),
+                ],
+                None,
+            )?;
+        }
+        let mut controller = self.start(clusters, namespace)?;
+        let resource = serde_json::json!({
+            "apiVersion": "kubectl-migrate.io/v1alpha1",
+            "kind": "StatefulSetMigration",
+            "metadata": {"name": SET, "namespace": namespace},
+            "spec": {
+                "statefulSetName": SET,
+                "source": {"name": db.context(Side::Source), "namespace": namespace},
+                "destination": {"name": db.context(Side::Destination), "namespace": namespace},
+            }
+        });
+        let done = kubectl(&["apply", "-f", "-"], Some(&resource.to_string())).and_then(|_| {
+            super::wait_until(
+                CONTROLLER_LIMIT,
+                "the StatefulSetMigration to be Ready",
+                || {
+                    let out = kubectl(
+                        &[
+                            "-n",
+                            namespace,
+                            "get",
+                            "statefulsetmigration",
+                            SET,
+                            "-o",
+                            "json",
+                        ],
+                        None,
+                    )?;
+                    let object: serde_json::Value = serde_json::from_str(&out)
+                        .map_err(|e| format!("kubectl get printed no JSON: {e}"))?;
+                    match ready(&object) {
+                        Some(("True", _)) => Ok(()),
+                        Some(("False", reason)) if reason != "Running" => Err(format!(
+                            "the controller stopped the move: {}",
+                            object["status"]
+                        )),
+                        _ => Err(format!("not yet: {}", object["status"])),
+                    }
+                },
+            )
+        });
+        // SIGTERM: the controller stops at a safe point, as in a rollout of its Deployment.
+        if let Some(pid) = rustix::process::Pid::from_raw(controller.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let _ = controller.wait();
+        let _ = kubectl(&["delete", "namespace", namespace, "--wait=false"], None);
+        done.map(|()| String::new())
+            .map_err(|e| format!("{e}; the controller's log is in {}", self.log_dir.display()))
+    }
+}
+
+impl Controller {
+    /// Starts `kubectl-migrate controller run` on `namespace` of the management cluster and
+    /// returns once its /readyz answers.
+    fn start(&self, clusters: &Clusters, namespace: &str) -> Result<std::process::Child, String> {
+        std::fs::create_dir_all(&self.log_dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.log_dir.display()))?;
+        let log_path = self.log_dir.join(format!("{namespace}-controller.log"));
+        let log = std::fs::File::create(&log_path)
+            .map_err(|e| format!("cannot create {}: {e}", log_path.display()))?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_err(|e| format!("no free port for the controller's probes: {e}"))?
+            .port();
+        let addr = format!("127.0.0.1:{port}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kubectl-migrate"))
+            .env("KUBECONFIG", &clusters.kubeconfig)
+            .args([
+                "controller",
+                "run",
+                "--context",
+                &self.management,
+                "-n",
+                namespace,
+            ])
+            .args(["--probe-addr", &addr, "-v=1"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|e| format!("cannot start the controller: {e}"))?;
+        let answered =
+            super::wait_until(Duration::from_secs(60), "the controller's /readyz", || {
+                if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+                    return Err(format!("the controller exited ({status})"));
+                }
+                readyz(&addr)
+            });
+        if let Err(e) = answered {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{e}; its log is {}", log_path.display()));
+        }
+        Ok(child)
+    }
+}
+
+/// The Ready condition of a StatefulSetMigration: its status and reason.
+fn ready(object: &serde_json::Value) -> Option<(&str, &str)> {
+    let condition = object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "Ready")?;
+    Some((
+        condition["status"].as_str()?,
+        condition["reason"].as_str().unwrap_or_default(),
+    ))
+}
+
+/// GET /readyz on `addr`: Ok once it answers 200.
+fn readyz(addr: &str) -> Result<(), String> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .map_err(|e| e.to_string())?;
+    write!(
+        stream,
+        "GET /readyz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    if answer.starts_with("HTTP/1.1 200") {
+        Ok(())
+    } else {
+        Err(format!(
+            "answered {}",
+            answer.lines().next().unwrap_or("nothing")
+        ))
     }
 }
 
