@@ -280,10 +280,36 @@ impl<'c> Database<'c> {
             Api::all(self.clusters.client(self.context(Side::Source)));
         let release =
             json!({"spec": {"claimRef": null, "persistentVolumeReclaimPolicy": "Delete"}});
+        // The claims go with the namespaces. Until they have, the PV binder would bind an
+        // original whose claimRef is cleared to its claim again, and then fail it (reclaim
+        // Delete of a hostPath volume) when the claim goes.
+        let claims: Api<PersistentVolumeClaim> = self.api(self.context(Side::Source));
+        wait_until(
+            Duration::from_secs(120),
+            "the database's claims to go",
+            || match self.clusters.block_on(claims.list(&ListParams::default())) {
+                Ok(list) if list.items.is_empty() => Ok(()),
+                Ok(list) => Err(format!("{} left", list.items.len())),
+                Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+                Err(e) => Err(e.to_string()),
+            },
+        )?;
         for (name, path) in volumes {
             let _ = self
                 .clusters
                 .block_on(copies.delete(name, &DeleteParams::default()));
+            // The copy goes once its claim has gone with the namespace. Given back before that,
+            // the original could be bound by the next database, whose move the copy of the
+            // same name in the destination would then stop at preflight.
+            wait_until(
+                Duration::from_secs(120),
+                &format!("the copy of {name} to go"),
+                || match self.clusters.block_on(copies.get_opt(name)) {
+                    Ok(None) => Ok(()),
+                    Ok(Some(_)) => Err("still there".into()),
+                    Err(e) => Err(e.to_string()),
+                },
+            )?;
             empty_directory(path)?;
             self.clusters
                 .block_on(originals.patch(name, &PatchParams::default(), &Patch::Merge(&release)))

@@ -101,24 +101,26 @@ impl Plugin {
             .spawn()
             .map_err(|e| format!("cannot start the plugin: {e}"))?;
         let stdout = child.stdout.take().expect("piped stdout");
-        let (started, lines) = std::sync::mpsc::channel();
-        // Copies the events to the log, and says when the first step starts.
+        let (started, steps) = std::sync::mpsc::channel();
+        // Copies the events to the log, and says when each step starts.
         let reader = std::thread::spawn(move || {
-            let mut told = false;
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 let _ = std::io::Write::write_all(&mut events, format!("{line}\n").as_bytes());
-                if !told && line.contains(r#""event":"step-started""#) {
-                    told = true;
+                if line.contains(r#""event":"step-started""#) {
                     let _ = started.send(());
                 }
             }
         });
-        let took_a_step = lines.recv().is_ok();
-        let killed = if took_a_step {
-            // The random point: up to 0.6 s into the run's work. A move of three members is a
-            // few seconds of work, so eight kills fit in it; a run that completes first ends
-            // the series (the notes say how many kills there were).
-            std::thread::sleep(Duration::from_millis(next_random(rng) % 600));
+        // The random point: in the first or second step the run starts, up to 0.2 s after it
+        // started. Each run resumes where the last was killed, so the kills spread over the whole
+        // move (a move of three members is about 20 steps). Later points let the move complete
+        // after 6 or 7 kills: the clusters go on stopping and starting pods while a resume waits
+        // for the lease, so a run finds much of its waiting done. A run that completes first
+        // ends the series (the notes say how many kills there were).
+        let step = 1 + next_random(rng) % 2;
+        let reached = (0..step).all(|_| steps.recv().is_ok());
+        let killed = if reached {
+            std::thread::sleep(Duration::from_millis(next_random(rng) % 200));
             child.try_wait().map_err(|e| e.to_string())?.is_none() && child.kill().is_ok()
         } else {
             false
