@@ -201,8 +201,11 @@ start_kwok() { # start_kwok NAME INDEX: INDEX gives the cluster its own pod CIDR
   local name=$1 dir=$state/$1 port
   alloc_port port
   start_of[$name/kwok]="start_kwok $name $2"
+  # The second --config: the stages of the pods the zero-downtime pod runner runs as real
+  # processes (see that file); it changes nothing for any other pod.
   spawn "$name/kwok" "$dir/kwok.log" healthy_kwok "$port" kwok \
-    --kubeconfig "$dir/kubeconfig" --config "$bin/stages.yaml" --manage-all-nodes=true \
+    --kubeconfig "$dir/kubeconfig" --config "$bin/stages.yaml" --config "$here/pod-runner-stages.yaml" \
+    --manage-all-nodes=true \
     --node-ip 127.0.0.1 --cidr "10.$(($2 + 100)).0.0/16" --node-lease-duration-seconds 40 \
     --server-address "127.0.0.1:$port"
 }

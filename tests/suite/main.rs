@@ -29,6 +29,7 @@ mod e2e_statefulset_recovery;
 mod e2e_statefulset_restart;
 mod e2e_statefulset_scheduling;
 mod e2e_statefulset_selection;
+mod e2e_zero_downtime;
 mod failure_policy_scenarios;
 mod generated_files;
 mod layering;

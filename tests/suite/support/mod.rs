@@ -6,6 +6,7 @@ pub mod jobs;
 pub mod pty;
 pub mod real_world;
 pub mod sts;
+pub mod zero_downtime;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
