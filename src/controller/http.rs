@@ -1,15 +1,16 @@
 //! The controller's probes and metrics over HTTP/1 (hyper, kube's own HTTP stack):
-//! `/healthz` (the process answers), `/readyz` (the controller watches its resources) and
-//! `/metrics` (the Prometheus text format).
+//! `/healthz` (the process answers), `/readyz` (the controller watches its resources, or stands
+//! by to lead) and `/metrics` (the Prometheus text format).
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use http_body_util::Full;
 use hyper::body::Bytes;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::api::Phase;
@@ -28,6 +29,8 @@ pub struct Metrics {
     pub run_failures: Counter,
     /// Status writes that set a phase, by phase.
     pub phases: Family<PhaseLabels, Counter>,
+    /// 1 while this replica leads.
+    pub leader: Gauge,
 }
 
 impl Metrics {
@@ -53,6 +56,11 @@ impl Metrics {
             self.run_failures.clone(),
         );
         registry.register(
+            "leader",
+            "1 while this replica leads (reconciles), 0 while it stands by",
+            self.leader.clone(),
+        );
+        registry.register(
             "phase_writes",
             "Status writes of a phase",
             self.phases.clone(),
@@ -61,13 +69,25 @@ impl Metrics {
     }
 }
 
-/// Set once the controller watches its resources.
+/// Where the controller is, for `/readyz`. A replica standing by to lead is ready, as
+/// controller-runtime has it: it is healthy and takes over when the leader goes, and a
+/// Deployment's rolling update counts unready Pods as unavailable, so a 503 from the standby
+/// would stall every update of a two-replica Deployment. `/metrics` tells which one leads.
 #[derive(Clone, Default)]
-pub struct Ready(Arc<AtomicBool>);
+pub struct Ready(Arc<AtomicU8>);
+
+// 0: starting.
+const STANDING_BY: u8 = 1;
+const LEADING: u8 = 2;
 
 impl Ready {
-    pub fn set(&self) {
-        self.0.store(true, Ordering::SeqCst);
+    /// Waiting for the leader-election Lease.
+    pub fn standing_by(&self) {
+        self.0.store(STANDING_BY, Ordering::SeqCst);
+    }
+    /// Watching and reconciling its resources.
+    pub fn leading(&self) {
+        self.0.store(LEADING, Ordering::SeqCst);
     }
 }
 
@@ -122,8 +142,11 @@ fn answer(
     };
     match path {
         "/healthz" => text(200, "ok\n"),
-        "/readyz" if ready.0.load(Ordering::SeqCst) => text(200, "ok\n"),
-        "/readyz" => text(503, "not watching its resources yet\n"),
+        "/readyz" => match ready.0.load(Ordering::SeqCst) {
+            LEADING => text(200, "ok: leading\n"),
+            STANDING_BY => text(200, "ok: standing by to lead\n"),
+            _ => text(503, "not watching its resources yet\n"),
+        },
         "/metrics" => {
             let mut body = String::new();
             match prometheus_client::encoding::text::encode(&mut body, registry) {
