@@ -30,6 +30,11 @@ pub(crate) struct Controller {
 impl Controller {
     /// Starts it on the resources of `namespace` in km-c; returns once /readyz answers 200.
     pub(crate) async fn start(namespace: &str) -> Controller {
+        Controller::start_with(namespace, &[]).await
+    }
+
+    /// [`Controller::start`] with more arguments (another --kubeconfig, say).
+    pub(crate) async fn start_with(namespace: &str, extra: &[&str]) -> Controller {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("controller.log");
         let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -41,6 +46,7 @@ impl Controller {
         let child = plugin()
             .args(["controller", "run", "--context", CONTEXT_C, "-n", namespace])
             .args(["--probe-addr", &addr, "-v=1"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
@@ -188,6 +194,11 @@ pub(crate) fn apply(namespace: &str, name: &str, spec: serde_json::Value) {
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     });
+    apply_text(&doc.to_string());
+}
+
+/// `kubectl apply -f -` of `text` (YAML or JSON) in km-c.
+pub(crate) fn apply_text(text: &str) {
     let mut child = std::process::Command::new(support::cluster_bin_dir().join("kubectl"))
         .arg("--kubeconfig")
         .arg(support::kubeconfig_path())
@@ -201,7 +212,7 @@ pub(crate) fn apply(namespace: &str, name: &str, spec: serde_json::Value) {
         .stdin
         .take()
         .unwrap()
-        .write_all(doc.to_string().as_bytes())
+        .write_all(text.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");

@@ -14,6 +14,7 @@ mod e2e_connection;
 mod e2e_controller;
 mod e2e_controller_gates;
 mod e2e_controller_leader;
+mod e2e_controller_rbac;
 mod e2e_failure_policy_check;
 mod e2e_failure_policy_differential;
 mod e2e_failure_policy_explain;
