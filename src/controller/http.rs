@@ -1,12 +1,10 @@
-//! The controller's probes and metrics over HTTP/1 (hyper, kube's own HTTP stack):
+//! The controller's probes and metrics (served by `crate::serve`):
 //! `/healthz` (the process answers), `/readyz` (the controller watches its resources, or stands
 //! by to lead) and `/metrics` (the Prometheus text format).
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use http_body_util::Full;
-use hyper::body::Bytes;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -14,7 +12,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use super::api::Phase;
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct PhaseLabels {
@@ -91,74 +89,21 @@ impl Ready {
     }
 }
 
-/// Listens on `addr` and serves the probes and `metrics` until the process ends.
+/// Serves the probes and `metrics` at `addr` until the process ends.
 pub async fn serve(addr: SocketAddr, metrics: Metrics) -> Result<Ready> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .map_err(|source| Error::Io {
-            what: format!("listen on --probe-addr {addr}"),
-            source,
-        })?;
-    crate::output::log(
-        0,
-        format!(
-            "probes and metrics at http://{}/",
-            listener.local_addr().map_or(addr, |a| a)
-        ),
-    );
     let ready = Ready::default();
-    let registry = Arc::new(metrics.registry());
     let answering = ready.clone();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            let (registry, ready) = (registry.clone(), answering.clone());
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(move |request: http::Request<_>| {
-                    let response = answer(request.uri().path(), &registry, &ready);
-                    async move { response }
-                });
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, service)
-                    .await;
-            });
-        }
-    });
-    Ok(ready)
-}
-
-fn answer(
-    path: &str,
-    registry: &Registry,
-    ready: &Ready,
-) -> http::Result<http::Response<Full<Bytes>>> {
-    let text = |status: u16, body: &'static str| {
-        http::Response::builder()
-            .status(status)
-            .body(Full::new(Bytes::from_static(body.as_bytes())))
+    let readiness: crate::serve::Readiness =
+        Arc::new(move || match answering.0.load(Ordering::SeqCst) {
+            LEADING => (200, "ok: leading\n"),
+            STANDING_BY => (200, "ok: standing by to lead\n"),
+            _ => (503, "not watching its resources yet\n"),
+        });
+    let routes = crate::serve::Routes {
+        registry: metrics.registry(),
+        readiness: Some(readiness),
     };
-    match path {
-        "/healthz" => text(200, "ok\n"),
-        "/readyz" => match ready.0.load(Ordering::SeqCst) {
-            LEADING => text(200, "ok: leading\n"),
-            STANDING_BY => text(200, "ok: standing by to lead\n"),
-            _ => text(503, "not watching its resources yet\n"),
-        },
-        "/metrics" => {
-            let mut body = String::new();
-            match prometheus_client::encoding::text::encode(&mut body, registry) {
-                Ok(()) => http::Response::builder()
-                    .header(
-                        "Content-Type",
-                        "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                    )
-                    .body(Full::new(Bytes::from(body))),
-                Err(_) => text(500, "cannot encode the metrics\n"),
-            }
-        }
-        _ => text(404, "not found: try /healthz, /readyz or /metrics\n"),
-    }
+    let bound = crate::serve::serve(addr, "--probe-addr", routes).await?;
+    crate::output::log(0, format!("probes and metrics at http://{bound}/"));
+    Ok(ready)
 }
