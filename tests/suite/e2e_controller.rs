@@ -4,7 +4,7 @@
 //! resource's namespace. StatefulSetMigrations are applied with kubectl.
 use crate::support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -15,6 +15,7 @@ use kube::api::ListParams;
 use kube::{Api, Client};
 use kubectl_migrate::controller::api::StatefulSetMigration;
 
+use support::process::{self, http_get};
 use support::sts::{Pair, SplitBrainObserver, assert_moved, kubectl, plugin};
 use support::{CONTEXT_C, TestNamespace, client, poll_until, single_cluster_kubeconfig};
 
@@ -37,12 +38,7 @@ impl Controller {
     pub(crate) async fn start_with(namespace: &str, extra: &[&str]) -> Controller {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("controller.log");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+        let addr = format!("127.0.0.1:{}", process::free_port());
         let child = plugin()
             .args(["controller", "run", "--context", CONTEXT_C, "-n", namespace])
             .args(["--probe-addr", &addr, "-v=1"])
@@ -60,12 +56,12 @@ impl Controller {
         poll_until(
             Duration::from_secs(60),
             "the controller's /readyz",
-            || async { get(&addr, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.1 200")) },
+            || async { http_get(&addr, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.1 200")) },
         )
         .await;
-        let health = get(&addr, "/healthz").unwrap();
+        let health = http_get(&addr, "/healthz").unwrap();
         assert!(health.starts_with("HTTP/1.1 200"), "{health}");
-        let metrics = get(&addr, "/metrics").unwrap();
+        let metrics = http_get(&addr, "/metrics").unwrap();
         assert!(
             metrics.contains("kubectl_migrate_controller_reconciles_total"),
             "{metrics}"
@@ -75,7 +71,7 @@ impl Controller {
 
     /// The body of its answer to GET `path` (a probe or /metrics).
     pub(crate) fn answer(&self, path: &str) -> String {
-        let response = get(&self.addr, path).unwrap_or_default();
+        let response = http_get(&self.addr, path).unwrap_or_default();
         response
             .split_once("\r\n\r\n")
             .map(|(_, body)| body.to_string())
@@ -98,27 +94,15 @@ impl Controller {
 
     /// Sends the process `signal` (a name as `kill -s` takes it).
     pub(crate) fn signal(&self, signal: &str) {
-        let sent = std::process::Command::new("kill")
-            .args(["-s", signal, &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(sent.success(), "kill -s {signal} failed");
+        process::signal(&self.child, signal);
     }
 
-    /// The exit status, once the process has exited (within `limit`).
-    pub(crate) async fn exited_within(&mut self, limit: Duration) -> std::process::ExitStatus {
-        let deadline = tokio::time::Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the controller did not exit within {limit:?}; its log:\n{}",
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    /// The exit status, which must come within `limit`.
+    pub(crate) fn exited_within(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let log = self.log.clone();
+        process::exit_within(&mut self.child, limit, "the signal", move || {
+            std::fs::read_to_string(&log).unwrap_or_default()
+        })
     }
 }
 
@@ -128,22 +112,6 @@ impl Drop for Controller {
             self.terminate();
         }
     }
-}
-
-/// One HTTP/1.1 GET on a connection that then closes; the whole response, or `None` when nothing listens yet.
-fn get(addr: &str, path: &str) -> Option<String> {
-    let mut stream = std::net::TcpStream::connect(addr).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    Some(response)
 }
 
 /// The CRD, applied from deploy/crds/ as a user would (idempotent across tests).

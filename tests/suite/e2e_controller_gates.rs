@@ -347,7 +347,7 @@ async fn sigterm_mid_run_exits_cleanly_and_a_restarted_controller_completes() {
     controller.signal("TERM");
     // The run stops once the ordinal being checked is done, and the process exits.
     scene.gate.release([1]);
-    let exit = controller.exited_within(Duration::from_secs(60)).await;
+    let exit = controller.exited_within(Duration::from_secs(60));
     let log = controller.log();
     assert!(exit.success(), "{exit:?}\n{log}");
     scene

@@ -63,7 +63,7 @@ async fn of_two_replicas_one_leads_and_the_other_takes_over_when_it_is_killed() 
     let mut first = first;
     first.signal("KILL");
     let killed = Instant::now();
-    let _ = first.exited_within(Duration::from_secs(30)).await;
+    let _ = first.exited_within(Duration::from_secs(30));
     scene.gate.release([0, 1, 2]);
     poll_until(LIMIT, "the second replica to lead", || async {
         leader(&leases).await.and_then(|h| pid_of(&h)) == Some(second.pid())
