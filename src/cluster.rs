@@ -268,6 +268,19 @@ impl Target {
 }
 
 impl Cluster {
+    /// A cluster reached through a client built elsewhere (the controller's in-cluster
+    /// ServiceAccount), named `context` in messages; its version is not asked.
+    pub fn of_client(client: Client, context: &str, server: &str) -> Cluster {
+        Cluster {
+            context: context.to_string(),
+            server: server.to_string(),
+            client,
+            version: Info::default(),
+            request_timeout: None,
+            kubeconfig_path: None,
+        }
+    }
+
     /// Runs one API call under --request-timeout (if any), mapping errors to ones that name the
     /// cluster.
     pub async fn call<T, F>(&self, what: &str, fut: F) -> Result<T>

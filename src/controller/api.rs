@@ -85,7 +85,8 @@ pub struct StatefulSetMigrationSpec {
     /// Stop at the next safe point and wait (a person or a Git commit sets it back to false).
     #[serde(default)]
     pub paused: bool,
-    /// Move at most this many ordinals, then wait for the number to be raised.
+    /// Start no move once this many ordinals run in the destination (a batch that starts below
+    /// it is moved whole), then wait for the number to be raised. A rollback ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub max_ordinals: Option<i32>,

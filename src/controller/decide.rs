@@ -86,7 +86,8 @@ pub fn settings(
         create_namespace: spec.create_namespace,
         recreate_destination: false,
         allow_unhealthy: spec.allow_unhealthy,
-        step: false,
+        // The controller's operator is asked before each move only to honour maxOrdinals.
+        step: spec.max_ordinals.is_some() && !spec.rollback,
         volumes: spec.volumes,
         observe: Observe::Watch,
         holder: holder.to_string(),
@@ -109,6 +110,34 @@ pub fn cli_command(spec: &StatefulSetMigrationSpec, namespace: &str) -> String {
         namespace_of(&spec.destination, namespace),
         if spec.rollback { " --rollback" } else { "" }
     )
+}
+
+/// The limit that stops a run before its next move, with `moved` ordinals verified in the
+/// destination: spec.maxOrdinals once reached. A rollback brings every ordinal back, whatever
+/// the limit.
+pub fn limit_reached(spec: &StatefulSetMigrationSpec, moved: u64) -> Option<u64> {
+    let limit = u64::try_from(spec.max_ordinals?).unwrap_or(0);
+    (!spec.rollback && moved >= limit).then_some(limit)
+}
+
+/// What the resource says while it waits at spec.maxOrdinals, with the command that goes on.
+pub fn limit_message(name: &str, namespace: &str, set: &str, moved: u64, limit: u64) -> String {
+    format!(
+        "moved {moved} ordinal(s) of {set}, as many as spec.maxOrdinals ({limit}) allows; raise it to go on: kubectl patch stsm {name} -n {namespace} --type merge -p '{{\"spec\":{{\"maxOrdinals\":{}}}}}'",
+        limit + 1
+    )
+}
+
+/// Why a run in progress stops when its resource changes to `spec` at `generation`.
+pub fn stop_reason(spec: &StatefulSetMigrationSpec, generation: Option<i64>) -> String {
+    if spec.paused {
+        "paused by spec.paused".into()
+    } else {
+        match generation {
+            Some(g) => format!("the spec changed (generation {g})"),
+            None => "the spec changed".into(),
+        }
+    }
 }
 
 /// One condition as the controller wants it now.
@@ -206,6 +235,33 @@ mod tests {
             cli_command(&s, "shop"),
             "kubectl migrate statefulset web --context a -n shop --to-context b --to-namespace shop --batch auto"
         );
+    }
+
+    #[test]
+    fn max_ordinals_stops_a_migration_once_reached_and_never_a_rollback() {
+        let mut s = spec();
+        assert_eq!(limit_reached(&s, 100), None, "no limit");
+        s.max_ordinals = Some(2);
+        assert_eq!(limit_reached(&s, 1), None);
+        assert_eq!(limit_reached(&s, 2), Some(2));
+        assert_eq!(limit_reached(&s, 3), Some(2));
+        s.max_ordinals = Some(0);
+        assert_eq!(limit_reached(&s, 0), Some(0), "0 moves nothing");
+        s.rollback = true;
+        assert_eq!(limit_reached(&s, 5), None);
+        let message = limit_message("move-web", "shop", "web", 2, 2);
+        assert_eq!(
+            message,
+            "moved 2 ordinal(s) of web, as many as spec.maxOrdinals (2) allows; raise it to go on: kubectl patch stsm move-web -n shop --type merge -p '{\"spec\":{\"maxOrdinals\":3}}'"
+        );
+    }
+
+    #[test]
+    fn a_run_stopped_by_a_spec_change_says_which() {
+        let mut s = spec();
+        assert_eq!(stop_reason(&s, Some(3)), "the spec changed (generation 3)");
+        s.paused = true;
+        assert_eq!(stop_reason(&s, Some(4)), "paused by spec.paused");
     }
 
     fn time(secs: i64) -> Time {

@@ -23,16 +23,17 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
-use kube::api::{Patch, PatchParams};
+use kube::api::{Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::events::EventType;
 use kube::runtime::finalizer::{Event as Finalizing, finalizer};
 use kube::runtime::{Controller, watcher};
 use kube::{Api, Client, Resource, ResourceExt};
 use tokio::sync::{Mutex, mpsc};
 
-use crate::cluster::{self, Target};
+use crate::cluster::{self, Cluster, Target};
 use crate::error::{Error, Result};
+use crate::statefulset::lease::{self, Held};
 use crate::statefulset::{self, Event, Interrupt, Operator, Outcome, Plan, StepGate, StepPhase};
 use api::{Phase, StatefulSetMigration, StatefulSetMigrationStatus};
 use decide::Wanted;
@@ -44,17 +45,25 @@ pub const MANAGER: &str = "kubectl-migrate-controller";
 
 /// What the controller runs with (the command layer resolves it from flags).
 pub struct Options {
-    pub client: Client,
+    /// The management cluster, where the resources are.
+    pub management: Cluster,
     /// Where `/healthz`, `/readyz` and `/metrics` are served.
     pub probe_addr: SocketAddr,
     /// Only the resources of this namespace (all namespaces when `None`).
     pub namespace: Option<String>,
+    /// The namespace of the leader-election Lease; `None`: no election (a single replica).
+    pub leader_election: Option<String>,
 }
+
+/// The leader-election Lease's name: `kubectl-migrate-controller` (the lease module names
+/// every Lease `kubectl-migrate-<name>`).
+const LEADER_LEASE: &str = "controller";
 
 /// Shared by every reconcile and the HTTP server.
 pub struct Context {
     client: Client,
-    recorder: Recorder,
+    /// The notes published lately, by resource and reason (see [`publish`]).
+    published: Mutex<HashMap<(String, String, String), std::time::Instant>>,
     /// This process as the migrations' lease holder.
     holder: String,
     drivers: Mutex<HashMap<String, Driver>>,
@@ -72,7 +81,9 @@ struct Driver {
     ended_at: Arc<std::sync::OnceLock<std::time::Instant>>,
 }
 
-/// Runs the controller until SIGTERM or Ctrl-C, then stops every run at a safe point.
+/// Runs the controller until SIGTERM or Ctrl-C, then stops every run at a safe point. With
+/// leader election, it first waits to lead, and stops every run and ends (with an error: the
+/// Deployment restarts it as a candidate) if it loses the lease, as client-go's does.
 pub async fn run(options: Options) -> Result<()> {
     let host = std::env::var("POD_NAME")
         .or_else(|_| std::env::var("HOSTNAME"))
@@ -83,22 +94,17 @@ pub async fn run(options: Options) -> Result<()> {
     );
     let metrics = http::Metrics::default();
     let ready = http::serve(options.probe_addr, metrics.clone()).await?;
+    let client = options.management.client.clone();
     let ctx = Arc::new(Context {
-        recorder: Recorder::new(
-            options.client.clone(),
-            Reporter {
-                controller: MANAGER.into(),
-                instance: Some(holder.clone()),
-            },
-        ),
-        client: options.client.clone(),
+        published: Mutex::default(),
+        client: client.clone(),
         holder,
         drivers: Mutex::default(),
         metrics,
     });
     let migrations: Api<StatefulSetMigration> = match &options.namespace {
-        Some(ns) => Api::namespaced(options.client.clone(), ns),
-        None => Api::all(options.client.clone()),
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
     };
     // A missing CRD is said up front, with the command that installs it.
     if let Err(e) = migrations.list(&Default::default()).await {
@@ -110,22 +116,120 @@ pub async fn run(options: Options) -> Result<()> {
         });
     }
     crate::output::log(0, format!("controller {} started", ctx.holder));
-    ready.set();
-    Controller::new(migrations, watcher::Config::default())
-        .shutdown_on_signal()
+    let shutdown = shutdown_signal();
+    let leader = match &options.leader_election {
+        None => None,
+        Some(namespace) => {
+            ready.standing_by();
+            let mut waiting = shutdown.clone();
+            tokio::select! {
+                held = lead(&options.management, namespace, &ctx.holder) => Some(held?),
+                () = waiting.wait() => return Ok(()),
+            }
+        }
+    };
+    ctx.metrics.leader.set(1);
+    ready.leading();
+    let mut stopping = shutdown.clone();
+    let controller = Controller::new(migrations, watcher::Config::default())
+        .graceful_shutdown_on(async move { stopping.wait().await })
         .run(reconcile, error_policy, ctx.clone())
-        .for_each(|_| async {})
-        .await;
+        .for_each(|_| async {});
+    let lost = async {
+        match &leader {
+            Some(held) => held.lost().await,
+            None => std::future::pending().await,
+        }
+    };
+    let outcome = tokio::select! {
+        () = controller => Ok(()),
+        reason = lost => Err(Error::LeaseLost {
+            reason: format!("this replica lost the leader election ({reason}); it stopped every run at a safe point and ends, so that the new leader goes on"),
+        }),
+    };
     crate::output::log(0, "stopping every run at a safe point");
     stop_all(&ctx).await;
-    Ok(())
+    ctx.metrics.leader.set(0);
+    if let Some(held) = leader {
+        // Given back at once, so that another replica leads without waiting for it to expire.
+        held.release().await;
+    }
+    outcome
+}
+
+/// SIGTERM (as the kubelet stops a Pod) or Ctrl-C, seen by every clone.
+#[derive(Clone)]
+struct Shutdown(tokio::sync::watch::Receiver<bool>);
+
+impl Shutdown {
+    async fn wait(&mut self) {
+        let _ = self.0.wait_for(|stop| *stop).await;
+    }
+}
+
+fn shutdown_signal() -> Shutdown {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        let term = async {
+            match &mut term {
+                Some(t) => {
+                    t.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = term => {}
+        }
+        let _ = tx.send(true);
+    });
+    Shutdown(rx)
+}
+
+/// Waits to lead: takes the leader-election Lease in `namespace` of the management cluster
+/// with the migrations' own lease semantics (client-go's): a leader that renews it is left
+/// alone, one that has not renewed it for the lease duration is taken over.
+async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Held> {
+    let mut told = false;
+    loop {
+        let mut note = |e: Event<'_>| {
+            if let Event::Warning(w) = e {
+                crate::output::log(0, w);
+            }
+        };
+        match lease::acquire(management, namespace, LEADER_LEASE, holder, &mut note).await {
+            Ok(held) => {
+                crate::output::log(
+                    0,
+                    format!("leading: {holder} holds the leader-election Lease in {namespace}"),
+                );
+                return Ok(held);
+            }
+            // acquire() watched the leader renew it: look again.
+            Err(Error::LeaseHeld { holder: leader, .. }) => {
+                if !told {
+                    crate::output::log(
+                        0,
+                        format!(
+                            "standing by: {leader} leads; this replica takes over if it stops renewing the leader-election Lease in {namespace}"
+                        ),
+                    );
+                    told = true;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Stops every driver and waits for each to reach its safe point (the Lease given back).
 async fn stop_all(ctx: &Context) {
     let drivers: Vec<Driver> = ctx.drivers.lock().await.drain().map(|(_, d)| d).collect();
     for d in &drivers {
-        d.stop.trigger();
+        d.stop.stop_because("the controller is shutting down");
     }
     for d in drivers {
         let _ = d.task.await;
@@ -187,10 +291,11 @@ async fn apply(
             Some(d) if !d.task.is_finished() => return Ok(Action::requeue(REQUEUE)),
             Some(_) => {
                 // Ended: its status is written. A failure is retried after a pause; an end
-                // (complete, rolled back) stays until the spec changes.
+                // (complete, rolled back, or waiting at spec.maxOrdinals: paused with the
+                // same spec) stays until the spec changes.
                 let done = matches!(
                     obj.status.as_ref().and_then(|s| s.phase),
-                    Some(Phase::Completed | Phase::RolledBack)
+                    Some(Phase::Completed | Phase::RolledBack | Phase::Paused)
                 );
                 if done {
                     return Ok(Action::await_change());
@@ -205,7 +310,7 @@ async fn apply(
         }
     };
     if let Some(old) = running {
-        old.stop.trigger();
+        old.stop.stop_because(decide::stop_reason(spec, generation));
         let _ = old.task.await;
     }
     let problems = decide::problems(spec, &namespace);
@@ -219,19 +324,7 @@ async fn apply(
             "paused by spec.paused; set it to false to go on, or take over with `{}`",
             decide::cli_command(spec, &namespace)
         );
-        write_status(
-            obj,
-            ctx,
-            Some(Phase::Paused),
-            &[Wanted {
-                type_: "Progressing",
-                status: false,
-                reason: "Paused",
-                message: message.clone(),
-            }],
-            None,
-        )
-        .await?;
+        settle(obj, ctx, Phase::Paused, false, "Paused", &message, None).await?;
         return Ok(Action::await_change());
     }
     let targets = match read_kubeconfigs(obj, ctx).await {
@@ -272,25 +365,41 @@ async fn refuse(
     message: &str,
 ) -> std::result::Result<(), ReconcileError> {
     publish(ctx, obj, EventType::Warning, reason, message).await;
+    settle(
+        obj,
+        ctx,
+        Phase::Failed,
+        false,
+        reason,
+        message,
+        Some(message.to_string()),
+    )
+    .await
+}
+
+/// Where a run ended, or why none runs: the phase, Ready as `ready` and Progressing False, both
+/// with `reason` and `message`, and the last error.
+async fn settle(
+    obj: &StatefulSetMigration,
+    ctx: &Context,
+    phase: Phase,
+    ready: bool,
+    reason: &'static str,
+    message: &str,
+    last_error: Option<String>,
+) -> std::result::Result<(), ReconcileError> {
+    let condition = |type_, status| Wanted {
+        type_,
+        status,
+        reason,
+        message: message.to_string(),
+    };
     write_status(
         obj,
         ctx,
-        Some(Phase::Failed),
-        &[
-            Wanted {
-                type_: "Ready",
-                status: false,
-                reason,
-                message: message.to_string(),
-            },
-            Wanted {
-                type_: "Progressing",
-                status: false,
-                reason,
-                message: message.to_string(),
-            },
-        ],
-        Some(message.to_string()),
+        Some(phase),
+        &[condition("Ready", ready), condition("Progressing", false)],
+        last_error,
     )
     .await
 }
@@ -402,11 +511,15 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
             let mut operator = Driving {
                 tx,
                 resume: decide::cli_command(&obj.spec, &obj.namespace().unwrap_or_default()),
+                spec: obj.spec.clone(),
+                moved: 0,
+                limit_reached: None,
             };
             let result = Box::pin(statefulset::run_until(&settings, &mut operator, stop2)).await;
+            let limit_reached = operator.limit_reached;
             drop(operator);
             let _ = tell.await;
-            ended(&obj, &ctx2, result).await;
+            ended(&obj, &ctx2, result, limit_reached).await;
             let _ = ended_at2.set(std::time::Instant::now());
         })
     };
@@ -430,10 +543,29 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
     );
 }
 
-/// The status and Events after a run ended: done, stopped at a safe point, or failed.
-async fn ended(obj: &StatefulSetMigration, ctx: &Context, result: Result<Outcome>) {
+/// The status and Events after a run ended: done, waiting at spec.maxOrdinals (`limit_reached`:
+/// the ordinals moved and the limit), stopped at a safe point, or failed.
+async fn ended(
+    obj: &StatefulSetMigration,
+    ctx: &Context,
+    result: Result<Outcome>,
+    limit_reached: Option<(u64, u64)>,
+) {
     let namespace = obj.namespace().unwrap_or_default();
     let take_over = decide::cli_command(&obj.spec, &namespace);
+    if let (Err(Error::Stopped { .. }), Some((moved, limit))) = (&result, limit_reached) {
+        let reason = "MaxOrdinalsReached";
+        let message = decide::limit_message(
+            &obj.name_any(),
+            &namespace,
+            &obj.spec.stateful_set_name,
+            moved,
+            limit,
+        );
+        publish(ctx, obj, EventType::Normal, reason, &message).await;
+        let _ = settle(obj, ctx, Phase::Paused, false, reason, &message, None).await;
+        return;
+    }
     match result {
         Ok(_) => {
             let (phase, message) = if obj.spec.rollback {
@@ -459,33 +591,11 @@ async fn ended(obj: &StatefulSetMigration, ctx: &Context, result: Result<Outcome
                 "Completed"
             };
             publish(ctx, obj, EventType::Normal, reason, &message).await;
-            let _ = write_status(
-                obj,
-                ctx,
-                Some(phase),
-                &[
-                    Wanted {
-                        type_: "Ready",
-                        status: true,
-                        reason,
-                        message: message.clone(),
-                    },
-                    Wanted {
-                        type_: "Progressing",
-                        status: false,
-                        reason,
-                        message,
-                    },
-                ],
-                None,
-            )
-            .await;
+            let _ = settle(obj, ctx, phase, true, reason, &message, None).await;
         }
         Err(Error::Stopped { reason, .. }) => {
             // Paused, changed, deleted or shut down: the next reconcile (if any) says which.
-            let message = format!(
-                "stopped at a safe point ({reason}); the controller or `{take_over}` resumes it"
-            );
+            let message = format!("stopped: {reason}; the controller or `{take_over}` resumes it");
             publish(ctx, obj, EventType::Normal, "Stopped", &message).await;
         }
         Err(e) => {
@@ -546,6 +656,11 @@ enum Told {
 struct Driving {
     tx: mpsc::UnboundedSender<Told>,
     resume: String,
+    spec: api::StatefulSetMigrationSpec,
+    /// Ordinals verified in the destination, as last told.
+    moved: u64,
+    /// Set when the run stopped at spec.maxOrdinals: (moved, limit).
+    limit_reached: Option<(u64, u64)>,
 }
 
 impl Operator for Driving {
@@ -553,13 +668,26 @@ impl Operator for Driving {
         Ok(())
     }
 
+    /// Asked before each move when spec.maxOrdinals is set (see `decide::settings`).
     fn before_move(&mut self, _description: &str, _moves: usize) -> Result<StepGate> {
-        Ok(StepGate::Go)
+        match decide::limit_reached(&self.spec, self.moved) {
+            None => Ok(StepGate::Go),
+            Some(limit) => {
+                self.limit_reached = Some((self.moved, limit));
+                Err(Error::Stopped {
+                    reason: format!("spec.maxOrdinals ({limit}) reached"),
+                    resume: self.resume.clone(),
+                })
+            }
+        }
     }
 
     fn event(&mut self, event: Event<'_>) {
         let told = match event {
-            Event::Progress { moved, total } => Told::Progress { moved, total },
+            Event::Progress { moved, total } => {
+                self.moved = moved;
+                Told::Progress { moved, total }
+            }
             Event::Step(s) if s.phase == StepPhase::Started => Told::Step {
                 started: true,
                 description: s.description.to_string(),
@@ -594,7 +722,7 @@ async fn cleanup(
 ) -> std::result::Result<Action, ReconcileError> {
     let driver = ctx.drivers.lock().await.remove(&key(obj));
     if let Some(d) = driver {
-        d.stop.trigger();
+        d.stop.stop_because("the StatefulSetMigration was deleted");
         let _ = d.task.await;
     }
     let phase = obj.status.as_ref().and_then(|s| s.phase);
@@ -665,7 +793,17 @@ async fn write_status(
     .await
 }
 
+/// A note repeated on one resource within this time is not written again.
+const EVENT_REPEAT: Duration = Duration::from_secs(600);
+/// The longest note the API server takes (events.k8s.io/v1).
+const NOTE_LIMIT: usize = 1024;
+
 /// Publishes an Event on the resource; one that cannot be written is logged, not fatal.
+///
+/// Not through kube's `Recorder`: it folds every later Event of the same reason into the first
+/// one's series, keeping the first note, so the steps' Events would all tell the first step.
+/// Here each distinct note is an Event; the same note again within [`EVENT_REPEAT`] (a run
+/// that keeps failing alike) is left out.
 async fn publish(
     ctx: &Context,
     obj: &StatefulSetMigration,
@@ -673,14 +811,44 @@ async fn publish(
     reason: &str,
     note: &str,
 ) {
-    let event = KubeEvent {
-        type_,
-        reason: reason.into(),
-        note: Some(note.into()),
-        action: "Reconcile".into(),
-        secondary: None,
+    let now = std::time::Instant::now();
+    {
+        let mut published = ctx.published.lock().await;
+        published.retain(|_, at| now.duration_since(*at) < EVENT_REPEAT);
+        let seen = (key(obj), reason.to_string(), note.to_string());
+        if published.insert(seen, now).is_some() {
+            return;
+        }
+    }
+    let namespace = obj.namespace().unwrap_or_default();
+    let stamp = k8s_openapi::jiff::Timestamp::now();
+    let event = k8s_openapi::api::events::v1::Event {
+        metadata: kube::api::ObjectMeta {
+            name: Some(format!("{}.{:x}", obj.name_any(), stamp.as_nanosecond())),
+            namespace: Some(namespace.clone()),
+            ..Default::default()
+        },
+        event_time: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime(
+            stamp,
+        )),
+        action: Some("Reconcile".into()),
+        reason: Some(reason.into()),
+        note: Some(truncate(note, NOTE_LIMIT).into()),
+        regarding: Some(obj.object_ref(&())),
+        reporting_controller: Some(MANAGER.into()),
+        reporting_instance: Some(truncate(&ctx.holder, 128).into()),
+        type_: Some(
+            match type_ {
+                EventType::Normal => "Normal",
+                EventType::Warning => "Warning",
+            }
+            .into(),
+        ),
+        ..Default::default()
     };
-    if let Err(e) = ctx.recorder.publish(&event, &obj.object_ref(&())).await {
+    let events: Api<k8s_openapi::api::events::v1::Event> =
+        Api::namespaced(ctx.client.clone(), &namespace);
+    if let Err(e) = events.create(&PostParams::default(), &event).await {
         crate::output::log(
             0,
             format!(
@@ -692,10 +860,26 @@ async fn publish(
     }
 }
 
+/// `text` cut to at most `limit` bytes, on a character boundary.
+fn truncate(text: &str, limit: usize) -> &str {
+    let mut end = text.len().min(limit);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn notes_are_cut_on_a_character_boundary() {
+        assert_eq!(truncate("abc", 5), "abc");
+        assert_eq!(truncate("abc", 2), "ab");
+        assert_eq!(truncate("aé", 2), "a");
+    }
 
     #[test]
     fn a_failed_run_is_retried_only_after_the_pause() {

@@ -21,7 +21,7 @@ pub mod decide;
 mod down;
 mod executor;
 mod journal;
-mod lease;
+pub mod lease;
 mod leftovers;
 pub mod model;
 mod observe;

@@ -261,7 +261,10 @@ impl Run<'_> {
     async fn prepare(&self, step: &Step, operator: &mut dyn Operator) -> Result<()> {
         for _ in 0..5 {
             if self.interrupt().is_set() {
-                return Err(self.stopped("interrupted (Ctrl-C) at a safe point", operator));
+                return Err(self.stopped(
+                    format!("{} at a safe point", self.interrupt().reason()),
+                    operator,
+                ));
             }
             let stored = self.load_journal().await?;
             if matches!(step, Step::WriteJournal) && stored.is_some() {
@@ -346,7 +349,10 @@ impl Run<'_> {
         let mut after = After::Start(tokio::time::Instant::now() + CATCH_UP);
         loop {
             if ex.waits.interrupt.is_set() {
-                return Err(self.stopped("interrupted (Ctrl-C) at a safe point", operator));
+                return Err(self.stopped(
+                    format!("{} at a safe point", self.interrupt().reason()),
+                    operator,
+                ));
             }
             // A safe point: go on only while the lease is ours (after a SIGSTOP, say).
             ex.writer.ensure_lease().await?;
@@ -625,7 +631,10 @@ impl Run<'_> {
                     StepPhase::Retried,
                     elapsed,
                     None,
-                    Some("interrupted (Ctrl-C); stopping at a safe point".into()),
+                    Some(format!(
+                        "{}; stopping at a safe point",
+                        ex.waits.interrupt.reason()
+                    )),
                 ));
                 Ok(false)
             }

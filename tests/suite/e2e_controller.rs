@@ -4,7 +4,7 @@
 //! resource's namespace. StatefulSetMigrations are applied with kubectl.
 use crate::support;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::Duration;
@@ -15,30 +15,34 @@ use kube::api::ListParams;
 use kube::{Api, Client};
 use kubectl_migrate::controller::api::StatefulSetMigration;
 
+use support::process::{self, http_get};
 use support::sts::{Pair, SplitBrainObserver, assert_moved, kubectl, plugin};
 use support::{CONTEXT_C, TestNamespace, client, poll_until, single_cluster_kubeconfig};
 
 /// The controller as a process, stopped with SIGTERM when dropped (if the test did not).
-struct Controller {
+pub(crate) struct Controller {
     child: Child,
     log: PathBuf,
+    /// Where its probes and metrics are served.
+    addr: String,
     _dir: tempfile::TempDir,
 }
 
 impl Controller {
     /// Starts it on the resources of `namespace` in km-c; returns once /readyz answers 200.
-    async fn start(namespace: &str) -> Controller {
+    pub(crate) async fn start(namespace: &str) -> Controller {
+        Controller::start_with(namespace, &[]).await
+    }
+
+    /// [`Controller::start`] with more arguments (another --kubeconfig, say).
+    pub(crate) async fn start_with(namespace: &str, extra: &[&str]) -> Controller {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("controller.log");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let addr = format!("127.0.0.1:{port}");
+        let addr = format!("127.0.0.1:{}", process::free_port());
         let child = plugin()
             .args(["controller", "run", "--context", CONTEXT_C, "-n", namespace])
             .args(["--probe-addr", &addr, "-v=1"])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
@@ -46,17 +50,18 @@ impl Controller {
         let controller = Controller {
             child,
             log,
+            addr: addr.clone(),
             _dir: dir,
         };
         poll_until(
             Duration::from_secs(60),
             "the controller's /readyz",
-            || async { get(&addr, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.1 200")) },
+            || async { http_get(&addr, "/readyz").is_some_and(|r| r.starts_with("HTTP/1.1 200")) },
         )
         .await;
-        let health = get(&addr, "/healthz").unwrap();
+        let health = http_get(&addr, "/healthz").unwrap();
         assert!(health.starts_with("HTTP/1.1 200"), "{health}");
-        let metrics = get(&addr, "/metrics").unwrap();
+        let metrics = http_get(&addr, "/metrics").unwrap();
         assert!(
             metrics.contains("kubectl_migrate_controller_reconciles_total"),
             "{metrics}"
@@ -64,16 +69,40 @@ impl Controller {
         controller
     }
 
-    fn log(&self) -> String {
+    /// The body of its answer to GET `path` (a probe or /metrics).
+    pub(crate) fn answer(&self, path: &str) -> String {
+        let response = http_get(&self.addr, path).unwrap_or_default();
+        response
+            .split_once("\r\n\r\n")
+            .map(|(_, body)| body.to_string())
+            .unwrap_or(response)
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// SIGTERM, as the kubelet stops a Pod; the exit status.
-    fn terminate(&mut self) -> std::process::ExitStatus {
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
+    pub(crate) fn terminate(&mut self) -> std::process::ExitStatus {
+        self.signal("TERM");
         self.child.wait().unwrap()
+    }
+
+    /// Sends the process `signal` (a name as `kill -s` takes it).
+    pub(crate) fn signal(&self, signal: &str) {
+        process::signal(&self.child, signal);
+    }
+
+    /// The exit status, which must come within `limit`.
+    pub(crate) fn exited_within(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let log = self.log.clone();
+        process::exit_within(&mut self.child, limit, "the signal", move || {
+            std::fs::read_to_string(&log).unwrap_or_default()
+        })
     }
 }
 
@@ -85,24 +114,8 @@ impl Drop for Controller {
     }
 }
 
-/// One HTTP/1.1 GET on a connection that then closes; the whole response, or `None` when nothing listens yet.
-fn get(addr: &str, path: &str) -> Option<String> {
-    let mut stream = std::net::TcpStream::connect(addr).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    Some(response)
-}
-
 /// The CRD, applied from deploy/crds/ as a user would (idempotent across tests).
-fn install_crds() {
+pub(crate) fn install_crds() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/crds");
     let out = kubectl(&[
         "--context",
@@ -125,7 +138,7 @@ fn install_crds() {
 }
 
 /// The member `cluster`'s kubeconfig in Secret `km-<cluster>-kubeconfig` of `namespace` in km-c.
-fn kubeconfig_secret(namespace: &str, cluster: &str) {
+pub(crate) fn kubeconfig_secret(namespace: &str, cluster: &str) {
     let file = single_cluster_kubeconfig(cluster);
     let out = kubectl(&[
         "--context",
@@ -142,13 +155,18 @@ fn kubeconfig_secret(namespace: &str, cluster: &str) {
 }
 
 /// `kubectl apply` of a StatefulSetMigration in km-c.
-fn apply(namespace: &str, name: &str, spec: serde_json::Value) {
+pub(crate) fn apply(namespace: &str, name: &str, spec: serde_json::Value) {
     let doc = serde_json::json!({
         "apiVersion": "kubectl-migrate.io/v1alpha1",
         "kind": "StatefulSetMigration",
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     });
+    apply_text(&doc.to_string());
+}
+
+/// `kubectl apply -f -` of `text` (YAML or JSON) in km-c.
+pub(crate) fn apply_text(text: &str) {
     let mut child = std::process::Command::new(support::cluster_bin_dir().join("kubectl"))
         .arg("--kubeconfig")
         .arg(support::kubeconfig_path())
@@ -162,14 +180,14 @@ fn apply(namespace: &str, name: &str, spec: serde_json::Value) {
         .stdin
         .take()
         .unwrap()
-        .write_all(doc.to_string().as_bytes())
+        .write_all(text.as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{out:?}");
 }
 
 /// Waits until the resource's condition `type_` has `status`; returns the resource.
-async fn wait_condition(
+pub(crate) async fn wait_condition(
     api: &Api<StatefulSetMigration>,
     name: &str,
     type_: &str,
@@ -177,21 +195,42 @@ async fn wait_condition(
     limit: Duration,
     controller: &Controller,
 ) -> StatefulSetMigration {
+    // A run that is starting is Ready=False too (reason Running): wait for its end.
+    wait_for(
+        api,
+        name,
+        &format!("{type_}={status}"),
+        |c| c.type_ == type_ && c.status == status && c.reason != "Running",
+        limit,
+        controller,
+    )
+    .await
+}
+
+/// Waits until one of the resource's conditions is `wanted`, for the resource's current
+/// generation; returns the resource.
+pub(crate) async fn wait_for(
+    api: &Api<StatefulSetMigration>,
+    name: &str,
+    what: &str,
+    wanted: impl Fn(&k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition) -> bool,
+    limit: Duration,
+    controller: &Controller,
+) -> StatefulSetMigration {
     let deadline = tokio::time::Instant::now() + limit;
     loop {
         let obj = api.get(name).await.unwrap();
-        // A run that is starting is Ready=False too (reason Running): wait for its end.
         let found = obj.status.as_ref().and_then(|s| {
             s.conditions
                 .iter()
-                .find(|c| c.type_ == type_ && c.status == status && c.reason != "Running")
+                .find(|c| wanted(c) && c.observed_generation == obj.metadata.generation)
         });
         if found.is_some() {
             return obj;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "timed out after {limit:?} waiting for {name} to be {type_}={status}; status: {}\ncontroller log:\n{}",
+            "timed out after {limit:?} waiting for {name} to be {what}; status: {}\ncontroller log:\n{}",
             serde_json::to_string_pretty(&obj.status).unwrap(),
             controller.log()
         );
@@ -199,7 +238,7 @@ async fn wait_condition(
     }
 }
 
-fn condition<'a>(
+pub(crate) fn condition<'a>(
     obj: &'a StatefulSetMigration,
     type_: &str,
 ) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
@@ -210,7 +249,7 @@ fn condition<'a>(
 }
 
 /// The reasons of the Events on the resource `name`, in order of first occurrence.
-async fn event_reasons(c: &Client, namespace: &str, name: &str) -> Vec<String> {
+pub(crate) async fn event_reasons(c: &Client, namespace: &str, name: &str) -> Vec<String> {
     let events: Api<Event> = Api::namespaced(c.clone(), namespace);
     let mut list = events
         .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))

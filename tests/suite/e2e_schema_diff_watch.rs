@@ -4,13 +4,14 @@
 //! and the LCD files are checked from outside, as a runbook would use them.
 use crate::support;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use support::process;
 use support::{CONTEXT_A, CONTEXT_B, CONTEXT_C, kubeconfig_path, unique_suffix};
 use support::{CONTEXT_OUTAGE, OUTAGE_CLUSTER, take_outage_cluster_blocking};
 
@@ -216,24 +217,13 @@ impl Watching {
     }
 
     fn interrupt(mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        process::signal(&self.child, "INT");
         self.exit_within(Duration::from_secs(20), "SIGINT")
     }
 
     /// The exit status, which must come within `limit` of `cause`.
     fn exit_within(&mut self, limit: Duration, cause: &str) -> std::process::ExitStatus {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(
-                start.elapsed() < limit,
-                "the watch did not stop within {limit:?} of {cause}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        process::exit_within(&mut self.child, limit, cause, String::new)
     }
 }
 
@@ -395,12 +385,9 @@ fn an_api_server_outage_is_reported_and_the_change_around_it_is_not_lost() {
     watch.nothing_for(Duration::from_secs(3), "the change was reported");
 }
 
-/// GET `path` on `port` over plain HTTP/1.0; the body.
+/// GET `path` on `port`; the response, which must be a 200.
 fn http_get(port: u16, path: &str) -> String {
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("metrics listen");
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: localhost\r\n\r\n").unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
+    let response = process::http_get(&format!("127.0.0.1:{port}"), path).expect("metrics listen");
     assert!(
         response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200"),
         "{response}"
@@ -437,11 +424,7 @@ fn the_gate_the_hook_the_metrics_and_the_lcd_files() {
     let (group, api) = (installed.group.clone(), installed.api.clone());
     let dir = tempfile::tempdir().unwrap();
     let lcd_dir = dir.path().join("lcd");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = process::free_port();
     let hook = format!(
         "cat > '{0}/event.json'; echo \"$API $SOURCE $CLASS\" > '{0}/env.txt'",
         dir.path().display()

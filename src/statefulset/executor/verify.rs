@@ -63,8 +63,13 @@ async fn run_health_check(
     // The terminal's Ctrl-C reaches the check too; our own flag may not be set yet.
     let interrupted = std::os::unix::process::ExitStatusExt::signal(&status) == Some(2);
     if !status.success() && (interrupted || interrupt.is_set()) {
+        let why = if interrupted {
+            "interrupted (Ctrl-C)"
+        } else {
+            interrupt.reason()
+        };
         return Err(Error::Cancelled(format!(
-            "interrupted (Ctrl-C) during the health check of ordinal {k}"
+            "{why} during the health check of ordinal {k}"
         )));
     }
     if !status.success() {

@@ -18,17 +18,33 @@ use crate::statefulset::model::{Observed, Side, pod_name};
 use crate::statefulset::observe;
 use crate::statefulset::watched::Watched;
 
-/// Set by Ctrl-C; waits end early and the loop stops at the next safe point.
+/// Set by Ctrl-C, or by whoever drives the run (the controller); waits end early and the loop
+/// stops at the next safe point, saying why.
 #[derive(Clone, Default)]
 pub struct Interrupt {
     flag: Arc<AtomicBool>,
     notify: Arc<Notify>,
+    /// Why the run stops, named by whoever stopped it; unset: Ctrl-C.
+    reason: Arc<std::sync::OnceLock<String>>,
 }
 
 impl Interrupt {
+    /// Ctrl-C.
     pub fn trigger(&self) {
         self.flag.store(true, Ordering::SeqCst);
         self.notify.notify_waiters();
+    }
+    /// Stops the run at the next safe point; `reason` (in words) is what the stop says. The
+    /// first reason given is kept.
+    pub fn stop_because(&self, reason: impl Into<String>) {
+        let _ = self.reason.set(reason.into());
+        self.trigger();
+    }
+    /// Why the run stops, for its messages.
+    pub fn reason(&self) -> &str {
+        self.reason
+            .get()
+            .map_or("interrupted (Ctrl-C)", String::as_str)
     }
     pub fn is_set(&self) -> bool {
         self.flag.load(Ordering::SeqCst)

@@ -3,6 +3,7 @@
 //! that says how to start them: a cluster test never skips silently.
 
 pub mod jobs;
+pub mod process;
 pub mod pty;
 pub mod real_world;
 pub mod sts;

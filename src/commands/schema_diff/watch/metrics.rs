@@ -1,7 +1,6 @@
-//! `--metrics-addr`: the watch's state as Prometheus metrics (prometheus-client), served over
-//! HTTP/1 with hyper.
+//! `--metrics-addr`: the watch's state as Prometheus metrics (prometheus-client), served by
+//! `crate::serve`.
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -9,7 +8,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output;
 use crate::schema::diff::Class;
 use crate::schema::watch::ApiUpdate;
@@ -84,20 +83,12 @@ impl Metrics {
             "Watch events, by type and class",
             metrics.events.clone(),
         );
-        let listener = tokio::net::TcpListener::bind(addr)
-            .await
-            .map_err(|source| Error::Io {
-                what: format!("listen on --metrics-addr {addr}"),
-                source,
-            })?;
-        output::log(
-            0,
-            format!(
-                "metrics at http://{}/metrics",
-                listener.local_addr().map_or(addr, |a| a)
-            ),
-        );
-        tokio::spawn(serve_metrics(listener, Arc::new(registry)));
+        let routes = crate::serve::Routes {
+            registry,
+            readiness: None,
+        };
+        let bound = crate::serve::serve(addr, "--metrics-addr", routes).await?;
+        output::log(0, format!("metrics at http://{bound}/metrics"));
         Ok(metrics)
     }
 
@@ -136,39 +127,5 @@ impl Metrics {
                 self.lcd_present.remove(&api_label);
             }
         }
-    }
-}
-
-/// Answers every HTTP/1 request on `listener` with the metrics in the text format.
-async fn serve_metrics(listener: tokio::net::TcpListener, registry: Arc<Registry>) {
-    use http_body_util::Full;
-    use hyper::body::Bytes;
-    loop {
-        let Ok((stream, _)) = listener.accept().await else {
-            continue;
-        };
-        let registry = registry.clone();
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |_request| {
-                let mut text = String::new();
-                let response =
-                    match prometheus_client::encoding::text::encode(&mut text, &registry) {
-                        Ok(()) => http::Response::builder()
-                            .header(
-                                "Content-Type",
-                                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                            )
-                            .body(Full::new(Bytes::from(text))),
-                        Err(_) => http::Response::builder().status(500).body(Full::new(
-                            Bytes::from_static(b"cannot encode the metrics\n"),
-                        )),
-                    };
-                async move { response }
-            });
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, service)
-                .await;
-        });
     }
 }

@@ -1,0 +1,365 @@
+//! The human gates of a StatefulSetMigration mid-way (spec.maxOrdinals, spec.paused,
+//! spec.rollback), deleting it mid-way, and stopping the controller mid-run: each stops at a
+//! safe point and leaves a state that the controller or the CLI goes on from. The same set-up
+//! as `e2e_controller`: the controller as a process against km-c, km-a and km-b as members.
+//!
+//! "Mid-way" is made exact by the migration's health check, which holds each ordinal until the
+//! test releases it ([`Gate`]): the test acts while ordinal K is being checked, so no test
+//! depends on how fast the clusters are.
+use crate::support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::api::ListParams;
+use kube::{Api, Client};
+use kubectl_migrate::controller::api::{Phase, StatefulSetMigration};
+
+use super::e2e_controller::{
+    Controller, apply, condition, install_crds, kubeconfig_secret, wait_condition, wait_for,
+};
+use support::sts::{Pair, SplitBrainObserver, assert_moved, assert_rolled_back, kubectl};
+use support::sts::{migrate, run, stderr};
+use support::{CONTEXT_C, TestNamespace, client, poll_until};
+
+/// Long enough for a step on a busy machine; every wait ends as soon as its condition holds.
+pub(crate) const LIMIT: Duration = Duration::from_secs(300);
+
+/// A health check that holds ordinal K until the test releases it: it marks `at-K` when it
+/// starts and waits for `go-K`.
+pub(crate) struct Gate {
+    dir: tempfile::TempDir,
+}
+
+impl Gate {
+    fn new() -> Gate {
+        Gate {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self, mark: &str, ordinal: i32) -> PathBuf {
+        self.dir.path().join(format!("{mark}-{ordinal}"))
+    }
+
+    /// The spec's healthCheck.
+    fn command(&self) -> String {
+        let dir = self.dir.path().display();
+        format!("touch {dir}/at-$ORDINAL; until [ -e {dir}/go-$ORDINAL ]; do sleep 0.1; done")
+    }
+
+    /// Waits until ordinal `ordinal`'s health check runs.
+    pub(crate) async fn wait_checking(&self, ordinal: i32, controller: &Controller) {
+        let at = self.path("at", ordinal);
+        let deadline = tokio::time::Instant::now() + LIMIT;
+        while !at.exists() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the health check of ordinal {ordinal} never ran; controller log:\n{}",
+                controller.log()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    pub(crate) fn release(&self, ordinals: impl IntoIterator<Item = i32>) {
+        for k in ordinals {
+            std::fs::write(self.path("go", k), "").unwrap();
+        }
+    }
+}
+
+/// The PVC retention the rollback restores (so that `assert_rolled_back` can check it).
+fn when_scaled_delete() -> serde_json::Value {
+    serde_json::json!({"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}})
+}
+
+/// A namespace of km-c with both members' kubeconfig Secrets, a set of three replicas in km-a,
+/// the observer, and the resource's spec (held by `gate`).
+pub(crate) struct Scene {
+    pub(crate) c: Client,
+    pub(crate) home: TestNamespace,
+    pub(crate) pair: Pair,
+    pub(crate) before: std::collections::BTreeMap<String, (String, String)>,
+    pub(crate) observer: SplitBrainObserver,
+    pub(crate) gate: Gate,
+}
+
+impl Scene {
+    pub(crate) async fn new(prefix: &str) -> Scene {
+        install_crds();
+        let c = client(CONTEXT_C).await;
+        let home = TestNamespace::create(&c, CONTEXT_C, prefix).await;
+        kubeconfig_secret(&home.name, "a");
+        kubeconfig_secret(&home.name, "b");
+        let pair = Pair::new(prefix).await;
+        pair.create_set(3, &["data"], "OrderedReady", when_scaled_delete())
+            .await;
+        let before = pair.claims(false).await;
+        let observer = SplitBrainObserver::start(pair.ns());
+        Scene {
+            c,
+            home,
+            pair,
+            before,
+            observer,
+            gate: Gate::new(),
+        }
+    }
+
+    pub(crate) fn spec(&self, extra: serde_json::Value) -> serde_json::Value {
+        let mut spec = serde_json::json!({
+            "statefulSetName": "web",
+            "source": {"name": "km-a", "namespace": self.pair.ns()},
+            "destination": {"name": "km-b", "namespace": self.pair.ns()},
+            "healthCheck": self.gate.command(),
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            spec[k] = v.clone();
+        }
+        spec
+    }
+
+    pub(crate) fn api(&self) -> Api<StatefulSetMigration> {
+        Api::namespaced(self.c.clone(), &self.home.name)
+    }
+
+    /// Applies migration `name` with the default spec, lets ordinal 2 move and holds the run in
+    /// ordinal 1's health check.
+    pub(crate) async fn hold_at_ordinal_1(&self, name: &str, controller: &Controller) {
+        apply(&self.home.name, name, self.spec(serde_json::json!({})));
+        self.gate.wait_checking(2, controller).await;
+        self.gate.release([2]);
+        self.gate.wait_checking(1, controller).await;
+    }
+
+    /// `kubectl patch stsm NAME --type merge` of the spec, as a person or GitOps would.
+    fn patch(&self, name: &str, spec: serde_json::Value) {
+        let patch = serde_json::json!({ "spec": spec }).to_string();
+        let out = kubectl(&[
+            "--context",
+            CONTEXT_C,
+            "-n",
+            &self.home.name,
+            "patch",
+            "stsm",
+            name,
+            "--type",
+            "merge",
+            "-p",
+            &patch,
+        ]);
+        assert!(out.status.success(), "{out:?}");
+    }
+
+    /// The replicas of the set in km-a and in km-b (0 when it is not there).
+    async fn replicas(&self) -> (i32, i32) {
+        let mut counts = [0; 2];
+        for (i, in_b) in [false, true].into_iter().enumerate() {
+            let set = self.pair.sets(in_b).get_opt("web").await.unwrap();
+            counts[i] = set.and_then(|s| s.spec?.replicas).unwrap_or(0);
+        }
+        (counts[0], counts[1])
+    }
+
+    /// The notes of the resource's Events with `reason`.
+    async fn notes(&self, name: &str, reason: &str) -> Vec<String> {
+        let events: Api<Event> = Api::namespaced(self.c.clone(), &self.home.name);
+        events
+            .list(&ListParams::default().fields(&format!("involvedObject.name={name}")))
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter(|e| e.reason.as_deref() == Some(reason))
+            .filter_map(|e| e.message)
+            .collect()
+    }
+
+    /// Waits for the Stopped Event on `name` that gives `reason` (never Ctrl-C: the controller
+    /// names why it stops a run).
+    async fn wait_stopped(&self, name: &str, reason: &str) {
+        let note = self.wait_note(name, "Stopped", reason).await;
+        assert!(!note.contains("Ctrl-C"), "{note}");
+    }
+
+    /// Waits for an Event `reason` on `name` whose note has `words`; returns the note.
+    async fn wait_note(&self, name: &str, reason: &str, words: &str) -> String {
+        let deadline = tokio::time::Instant::now() + LIMIT;
+        loop {
+            let notes = self.notes(name, reason).await;
+            if let Some(note) = notes.iter().find(|n| n.contains(words)) {
+                return note.clone();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no {reason} Event on {name} says {words:?}; those there: {notes:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+}
+
+/// Waits until the resource's Progressing condition has `reason`.
+async fn wait_reason(
+    api: &Api<StatefulSetMigration>,
+    name: &str,
+    reason: &str,
+    controller: &Controller,
+) -> StatefulSetMigration {
+    let what = format!("Progressing with reason {reason}");
+    let wanted = |c: &Condition| c.type_ == "Progressing" && c.reason == reason;
+    wait_for(api, name, &what, wanted, LIMIT, controller).await
+}
+
+#[tokio::test]
+async fn max_ordinals_then_paused_then_rollback_each_take_effect_mid_way() {
+    let scene = Scene::new("ctl-gates").await;
+    let controller = Controller::start(&scene.home.name).await;
+    let api = scene.api();
+    apply(
+        &scene.home.name,
+        "gated",
+        scene.spec(serde_json::json!({"maxOrdinals": 1})),
+    );
+    // The first ordinal (the highest) moves; then the run waits at the limit.
+    scene.gate.wait_checking(2, &controller).await;
+    scene.gate.release([2]);
+    let waiting = wait_reason(&api, "gated", "MaxOrdinalsReached", &controller).await;
+    let status = waiting.status.clone().unwrap();
+    assert_eq!(status.phase, Some(Phase::Paused));
+    assert_eq!(
+        (status.ordinals_moved, status.ordinals_left),
+        (Some(1), Some(2))
+    );
+    let progressing = condition(&waiting, "Progressing");
+    assert_eq!(
+        progressing.message,
+        format!(
+            "moved 1 ordinal(s) of web, as many as spec.maxOrdinals (1) allows; raise it to go on: kubectl patch stsm gated -n {} --type merge -p '{{\"spec\":{{\"maxOrdinals\":2}}}}'",
+            scene.home.name
+        )
+    );
+    assert_eq!(condition(&waiting, "Ready").reason, "MaxOrdinalsReached");
+    assert_eq!(scene.replicas().await, (2, 1), "one ordinal moved, no more");
+    scene
+        .wait_note("gated", "MaxOrdinalsReached", "raise it")
+        .await;
+
+    // Raising the limit goes on; spec.paused stops the run at the next safe point: the ordinal
+    // being checked finishes, no other starts.
+    scene.patch("gated", serde_json::json!({"maxOrdinals": 3}));
+    scene.gate.wait_checking(1, &controller).await;
+    scene.patch("gated", serde_json::json!({"paused": true}));
+    scene.gate.release([1]);
+    let paused = wait_reason(&api, "gated", "Paused", &controller).await;
+    assert_eq!(paused.status.as_ref().unwrap().phase, Some(Phase::Paused));
+    let message = &condition(&paused, "Progressing").message;
+    assert!(
+        message.starts_with("paused by spec.paused; set it to false to go on"),
+        "{message}"
+    );
+    scene
+        .wait_stopped("gated", "paused by spec.paused at a safe point")
+        .await;
+    assert_eq!(
+        scene.replicas().await,
+        (1, 2),
+        "the paused run moved no more"
+    );
+
+    // Rolling back from here brings everything back to km-a.
+    scene.gate.release([0, 1, 2]);
+    scene.patch(
+        "gated",
+        serde_json::json!({"paused": false, "rollback": true}),
+    );
+    let back = wait_condition(&api, "gated", "Ready", "True", LIMIT, &controller).await;
+    assert_eq!(condition(&back, "Ready").reason, "RolledBack");
+    assert_eq!(back.status.as_ref().unwrap().phase, Some(Phase::RolledBack));
+    assert_rolled_back(&scene.pair, &scene.before, 3).await;
+    scene.observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn a_migration_deleted_mid_way_stops_and_the_cli_resumes_or_rolls_it_back() {
+    let scene = Scene::new("ctl-delete").await;
+    let controller = Controller::start(&scene.home.name).await;
+    scene.hold_at_ordinal_1("doomed", &controller).await;
+    let out = kubectl(&[
+        "--context",
+        CONTEXT_C,
+        "-n",
+        &scene.home.name,
+        "delete",
+        "stsm",
+        "doomed",
+        "--wait=false",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    // The finalizer holds the resource until the run has stopped at its safe point.
+    let api = scene.api();
+    assert!(api.get_opt("doomed").await.unwrap().is_some());
+    scene.gate.release([1]);
+    poll_until(LIMIT, "the deleted resource to go", || async {
+        api.get_opt("doomed").await.unwrap().is_none()
+    })
+    .await;
+    let note = scene
+        .wait_note("doomed", "Stopped", "deleted mid-way")
+        .await;
+    assert!(note.contains("--rollback"), "{note}");
+    scene
+        .wait_stopped(
+            "doomed",
+            "the StatefulSetMigration was deleted at a safe point",
+        )
+        .await;
+    assert_eq!(scene.replicas().await, (1, 2));
+
+    // The CLI sees a migration it can resume, and rolls it back.
+    let status = run(migrate(scene.pair.ns(), &["--status", "-o", "json"]));
+    assert!(status.status.success(), "{}", stderr(&status));
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(report["journal"]["direction"], "forward", "{report}");
+    assert_eq!(report["destination"]["replicas"], 2, "{report}");
+    scene.gate.release([0, 1, 2]);
+    // The journal holds the health check the migration runs with; the CLI passes it again.
+    let check = scene.gate.command();
+    let out = run(migrate(
+        scene.pair.ns(),
+        &["--rollback", "--yes", "--health-check", &check],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Rolled back: web runs in km-a"));
+    assert_rolled_back(&scene.pair, &scene.before, 3).await;
+    drop(controller);
+    scene.observer.assert_never_split();
+}
+
+#[tokio::test]
+async fn sigterm_mid_run_exits_cleanly_and_a_restarted_controller_completes() {
+    let scene = Scene::new("ctl-term").await;
+    let mut controller = Controller::start(&scene.home.name).await;
+    scene.hold_at_ordinal_1("moving", &controller).await;
+    controller.signal("TERM");
+    // The run stops once the ordinal being checked is done, and the process exits.
+    scene.gate.release([1]);
+    let exit = controller.exited_within(Duration::from_secs(60));
+    let log = controller.log();
+    assert!(exit.success(), "{exit:?}\n{log}");
+    scene
+        .wait_stopped("moving", "the controller is shutting down at a safe point")
+        .await;
+    assert_eq!(scene.replicas().await, (1, 2), "stopped mid-way");
+
+    // Another controller process finishes it.
+    scene.gate.release([0]);
+    let controller = Controller::start(&scene.home.name).await;
+    let done = wait_condition(&scene.api(), "moving", "Ready", "True", LIMIT, &controller).await;
+    assert_eq!(condition(&done, "Ready").reason, "Completed");
+    assert_moved(&scene.pair, &scene.before, 3).await;
+    scene.observer.assert_never_split();
+}

@@ -1,0 +1,62 @@
+//! Long-running processes a test starts (the controller, `schema-diff --watch`): a free port
+//! for what they serve, one GET of it, signals, and waiting for the exit.
+use std::io::{Read, Write};
+use std::process::{Child, ExitStatus};
+use std::time::{Duration, Instant};
+
+/// A port of 127.0.0.1 that nothing listens on now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.1 GET of `path` at `addr` (`host:port`) on a connection that then closes: the
+/// whole response (status line, headers, body), or `None` when nothing listens yet.
+pub fn http_get(addr: &str, path: &str) -> Option<String> {
+    let mut stream = std::net::TcpStream::connect(addr).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
+}
+
+/// Sends `child` `signal` (a name as `kill -s` takes it).
+pub fn signal(child: &Child, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args(["-s", signal, &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill -s {signal} failed");
+}
+
+/// The exit status of `child`, which must come within `limit` of `cause`; `log` says what the
+/// process said when it does not.
+pub fn exit_within(
+    child: &mut Child,
+    limit: Duration,
+    cause: &str,
+    log: impl Fn() -> String,
+) -> ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "the process did not exit within {limit:?} of {cause}\n{}",
+            log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
