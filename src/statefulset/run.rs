@@ -78,7 +78,7 @@ pub async fn run_until(
     match settings.mode {
         Mode::Status => run.status().await,
         Mode::Migrate(dry_run) => run.migrate(dry_run, operator).await,
-        Mode::Rollback => run.rollback(operator, true).await,
+        Mode::Rollback(dry_run) => run.rollback(dry_run, operator, true).await,
         Mode::RebuildJournal => run.rebuild_journal(operator).await,
         Mode::Cleanup {
             restore_reclaim_policy,
@@ -192,15 +192,40 @@ impl Run<'_> {
             .map(|(_, holder)| holder)
             .filter(|holder| !holder.is_empty());
         if stored.is_none() {
+            report.volumes = self.settings.volumes;
             let leftovers = self.leftovers().await?;
             if !leftovers.is_empty() {
                 report.next_step = leftovers.status_line(
                     &self.settings.name,
                     &self.executor.sides.destination.context,
                 );
+            } else if report.next_step == status::START {
+                // "Start" only if a start would pass preflight (after a rollback with fresh
+                // volumes, say, the claims left in the destination stop it).
+                let problems = self.preflight_problems(&observed).await;
+                if !problems.is_empty() {
+                    report.next_step = format!(
+                        "none yet: preflight refuses a migration now: {}",
+                        problems.join("; ")
+                    );
+                }
             }
         }
         Ok(Outcome::Status(report))
+    }
+
+    /// What preflight would refuse a migration without a journal for, with these flags.
+    async fn preflight_problems(&self, observed: &Observed) -> Vec<String> {
+        let access = preflight::permissions(self.clusters(), &self.preflight_request(None)).await;
+        if !access.problems.is_empty() {
+            return access.problems;
+        }
+        let request = preflight::Request {
+            nodes_listable: access.nodes_listable,
+            ..self.preflight_request(None)
+        };
+        let facts = preflight::gather(self.clusters(), &request, observed).await;
+        preflight::judge(&request, &facts, observed).problems
     }
 
     /// What a run that stopped before it wrote its journal left in the destination: the
@@ -358,8 +383,14 @@ impl Run<'_> {
                 }));
             }
             DryRun::Server => {
+                let steps = self.forward_steps(&observed, &preparation);
                 let results = self
-                    .server_dry_run(stored.as_ref(), &observed, &preparation)
+                    .server_dry_run(
+                        &steps,
+                        stored.as_ref(),
+                        &observed,
+                        preparation.create_namespace,
+                    )
                     .await?;
                 return Ok(Outcome::Planned(PlanOutput {
                     schema_version: 1,
@@ -412,7 +443,7 @@ impl Run<'_> {
                     down.from,
                     operator.resume_command()
                 );
-                self.rollback(operator, false).await?;
+                self.rollback(DryRun::None, operator, false).await?;
                 Err(Error::Failed { message })
             }
             moved => moved.map(|()| Outcome::Finished),
@@ -440,7 +471,7 @@ impl Run<'_> {
             observed,
             names: &self.executor.sides.names,
             min_ready_seconds,
-            health_check: self.settings.health_check.as_deref(),
+            health_check: self.executor.settings.health_check.as_deref(),
             journal,
         }
     }
@@ -480,6 +511,16 @@ impl Run<'_> {
         }
     }
 
+    /// A rollback goes back the way the journal says the migration came: with its volume mode
+    /// and, unless this run names another (or --no-health-check), its health check.
+    fn take_journal_flags(&mut self, journal: &super::model::Journal) {
+        let settings = &mut self.executor.settings;
+        settings.volumes = journal.volumes;
+        if self.settings.health_check.is_none() && !self.settings.no_health_check {
+            settings.health_check = journal.health_check.clone();
+        }
+    }
+
     /// What a resume asks: which way, how far it got, and the next step: `first` when the run
     /// makes something the destination lacks before the reconciler decides.
     fn resume_question(
@@ -510,26 +551,26 @@ impl Run<'_> {
         )
     }
 
-    /// `--dry-run=server`: every write of the plan, from the namespace to the last resize, sent
-    /// with `dryRun=All` through the executor, each with the server's verdict. Writes into a
-    /// namespace the plan creates cannot be judged before it exists: they are listed as not
-    /// checked, with that reason.
+    /// `--dry-run=server`: every write of the plan's `steps` (a migration's, from the namespace
+    /// to the last resize, or a rollback's), sent with `dryRun=All` through the executor, each
+    /// with the server's verdict. Writes into a namespace the plan creates (`create_namespace`)
+    /// cannot be judged before it exists: they are listed as not checked, with that reason.
     async fn server_dry_run(
         &mut self,
+        steps: &[Step],
         stored: Option<&Stored>,
         observed: &Observed,
-        preparation: &Preparation,
+        create_namespace: bool,
     ) -> Result<Vec<super::DryRunResult>> {
         self.executor.writer.dry_run();
-        let steps = self.forward_steps(observed, preparation);
         // Nothing waits in a dry run; nobody listens to notes.
         let (notes, _) = tokio::sync::mpsc::unbounded_channel();
         let names = &self.executor.sides.names;
-        for step in &steps {
+        for step in steps {
             if matches!(step, Step::WriteJournal) && stored.is_some() {
                 continue;
             }
-            if preparation.create_namespace
+            if create_namespace
                 && step.side() == Side::Destination
                 && !matches!(step, Step::CreateNamespace)
             {
@@ -707,8 +748,14 @@ impl Run<'_> {
     }
 
     /// Rolls back, asking first unless the run decided it already (`ask` false:
-    /// `--on-timeout=rollback`).
-    async fn rollback(&mut self, operator: &mut dyn Operator, ask: bool) -> Result<Outcome> {
+    /// `--on-timeout=rollback`); with a dry run, only plans it (and has the servers judge its
+    /// writes).
+    async fn rollback(
+        &mut self,
+        dry_run: DryRun,
+        operator: &mut dyn Operator,
+        ask: bool,
+    ) -> Result<Outcome> {
         let Some(stored) = self.load_journal().await? else {
             let leftovers = self.leftovers().await?;
             if !leftovers.is_empty() {
@@ -727,7 +774,7 @@ impl Run<'_> {
             }
             return Err(Error::Failed { message });
         };
-        self.check_resumed_flags(&stored.journal)?;
+        self.take_journal_flags(&stored.journal);
         if stored.journal.cleaned_up {
             return Err(Error::Failed {
                 message: "the source's objects were removed by --cleanup; a rollback is no longer possible".into(),
@@ -745,6 +792,27 @@ impl Run<'_> {
             &stored.journal,
             self.decide.batch,
         );
+        if dry_run != DryRun::None {
+            let server_dry_run = match dry_run {
+                DryRun::Server => {
+                    let steps = plan::rollback_steps(
+                        &stored.journal,
+                        &observed,
+                        self.decide.batch,
+                        self.executor.settings.health_check.is_some(),
+                    );
+                    self.server_dry_run(&steps, Some(&stored), &observed, false)
+                        .await?
+                }
+                _ => vec![],
+            };
+            return Ok(Outcome::Planned(PlanOutput {
+                schema_version: 1,
+                plan,
+                warnings: vec![],
+                server_dry_run,
+            }));
+        }
         let turn = stored.journal.direction == Direction::Forward;
         let question = if turn {
             format!(

@@ -12,6 +12,7 @@
 //! nothing; NotIn and DoesNotExist match a node without the label; Gt and Lt compare integers;
 //! matchFields knows `metadata.name` with In/NotIn of one value; an empty toleration key with
 //! Exists tolerates every taint; an empty allowedTopologies allows every node.
+use super::words::ordinals_text;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
@@ -453,27 +454,6 @@ fn misfit_text(
             )
         }
     }
-}
-
-/// Ordinals as ranges: `0-3, 7`.
-fn ordinals_text(ordinals: &[i32]) -> String {
-    let mut runs: Vec<(i32, i32)> = Vec::new();
-    for &k in ordinals {
-        match runs.last_mut() {
-            Some((_, end)) if *end + 1 == k => *end = k,
-            _ => runs.push((k, k)),
-        }
-    }
-    runs.iter()
-        .map(|(a, b)| {
-            if a == b {
-                a.to_string()
-            } else {
-                format!("{a}-{b}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// At most this many groups of nodes, and names in a group, are listed in a refusal.

@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::budget::BudgetSpec;
 use super::journal;
 use super::model::{Direction, Journal, Names, ObjectKind, Observed, Retention, SetView, Side};
+use super::words;
 
 /// One step of the reconciler; `-o json` events name it by its tag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -26,6 +27,11 @@ pub enum Step {
     ProtectVolumes {
         side: Side,
         volumes: Vec<String>,
+    },
+    /// `--volumes=fresh`: set the PVs bound to these claims, which the destination's controller
+    /// made, to Retain, their original policies recorded in the journal first.
+    ProtectNewVolumes {
+        claims: Vec<String>,
     },
     /// Hold the source's PVC retention policy at Retain, so scaling down keeps the claims.
     HoldRetention,
@@ -81,6 +87,7 @@ pub enum Step {
     DeleteDestination,
     RestoreRetention,
     RestoreVolume {
+        side: Side,
         volume: String,
         policy: String,
     },
@@ -108,15 +115,14 @@ impl Step {
     pub fn side(&self) -> Side {
         match self {
             Step::ProtectVolumes { side, .. }
+            | Step::RestoreVolume { side, .. }
             | Step::SetBudget { side, .. }
             | Step::Resize { side, .. }
             | Step::WaitPodsGone { side, .. }
             | Step::WaitReady { side, .. }
             | Step::Verify { side, .. } => *side,
             Step::CopyClaim { to, .. } => *to,
-            Step::HoldRetention | Step::RestoreRetention | Step::RestoreVolume { .. } => {
-                Side::Source
-            }
+            Step::HoldRetention | Step::RestoreRetention => Side::Source,
             _ => Side::Destination,
         }
     }
@@ -351,6 +357,17 @@ impl Step {
                 ),
                 Plan(at) => return at.protect(*side, volumes),
             },
+            Step::ProtectNewVolumes { claims } => {
+                let volumes = words::named(claims, "PV of new PVC", "PVs of new PVCs");
+                match voice {
+                    Alone(_) => {
+                        format!("set the reclaim policy of the {volumes} to Retain in {dst}")
+                    }
+                    Plan(_) => format!(
+                        "set the reclaim policy of the {volumes} to Retain (recorded first in the journal; a rollback gives the original back)"
+                    ),
+                }
+            }
             Step::HoldRetention => match voice {
                 Alone(_) => format!(
                     "hold PVC retention policy of {} at Retain",
@@ -388,7 +405,8 @@ impl Step {
             },
             Step::WaitPodsGone { side, ordinals } => match voice {
                 Alone(_) => format!(
-                    "wait for pod(s) {ordinals:?} to be gone from {}",
+                    "wait for {} to be gone from {}",
+                    words::pods(ordinals),
                     names.context(*side)
                 ),
                 Plan(at) if at.after_resize => return vec![],
@@ -403,13 +421,18 @@ impl Step {
             },
             Step::WaitReady { side, ordinals } => match voice {
                 Alone(_) => format!(
-                    "wait for pod(s) {ordinals:?} to be Ready in {}",
+                    "wait for {} to be Ready in {}",
+                    words::pods(ordinals),
                     names.context(*side)
                 ),
                 Plan(at) => at.wait_ready(ordinals),
             },
             Step::Verify { side, ordinals } => match voice {
-                Alone(_) => format!("verify ordinal(s) {ordinals:?} in {}", names.context(*side)),
+                Alone(_) => format!(
+                    "verify {} in {}",
+                    words::ordinals(ordinals),
+                    names.context(*side)
+                ),
                 Plan(at) => format!(
                     "run health check `{}` for ordinal(s) {}",
                     at.telling.health_check.unwrap_or_default(),
@@ -448,8 +471,15 @@ impl Step {
                 ),
                 Plan(at) => at.restore_retention(),
             },
-            Step::RestoreVolume { volume, policy } => match voice {
-                Alone(_) => format!("restore reclaim policy {policy} on PV {volume} in {src}"),
+            Step::RestoreVolume {
+                side,
+                volume,
+                policy,
+            } => match voice {
+                Alone(_) => format!(
+                    "restore reclaim policy {policy} on PV {volume} in {}",
+                    names.context(*side)
+                ),
                 Plan(_) => format!("restore reclaim policy {policy} on PV {volume}"),
             },
             Step::DeleteCreated { kind, name } => match voice {

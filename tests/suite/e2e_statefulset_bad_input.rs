@@ -206,7 +206,7 @@ async fn refusals_on_a_healthy_set_change_nothing() {
         &pair,
         migrate(&ns, &["--status", "--dry-run"]),
         2,
-        &["--dry-run applies to a migration only"],
+        &["--dry-run applies to a migration or a rollback; --status already changes nothing"],
     )
     .await;
     // 13. rollback with no migration
