@@ -236,10 +236,11 @@ fn destination_gone(journal: &Journal, observed: &Observed, settings: &Settings)
             .map(|k| super::model::pod_name(set, *k))
             .collect();
         format!(
-            "the destination StatefulSet {set} was deleted mid-migration: pod(s) {} still run there without it. Nothing was written: \
+            "the destination StatefulSet {set} was deleted mid-migration: {} still {} there without it. Nothing was written: \
              a StatefulSet created afresh would start at ordinal {end}, and its controller would adopt those pods and delete them. \
              {recreate} (its controller adopts them) and go on, or with --rollback --recreate-destination to move every ordinal back",
-            pods.join(", ")
+            super::words::named(&pods, "pod", "pods"),
+            super::words::noun(pods.len() as i64, "runs", "run")
         )
     };
     Some(stop(reason))

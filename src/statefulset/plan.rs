@@ -502,7 +502,7 @@ pub fn forward_plan(telling: &Telling<'_>, preparation: &Preparation, batch: i32
         ),
         ordinals: (start..start + replicas).rev().collect(),
         volumes: preparation.volumes,
-        steps: tell(telling, Direction::Forward, &steps),
+        steps: tell(telling, &steps),
     }
 }
 
@@ -630,7 +630,7 @@ pub fn resume_plan(
     let source_end = plan.ordinals.first().map_or(journal.start, |k| k + 1);
     let in_flight = (source_end..journal.verified_bound).rev();
     plan.ordinals = in_flight.chain(plan.ordinals).collect();
-    plan.steps = tell(telling, Direction::Forward, &steps);
+    plan.steps = tell(telling, &steps);
     plan
 }
 
@@ -672,14 +672,13 @@ pub fn rollback_plan(telling: &Telling<'_>, journal: &Journal, batch: i32) -> Pl
                 journal: Some(journal),
                 ..*telling
             },
-            Direction::Rollback,
             &steps,
         ),
     }
 }
 
 /// Each step as lines of the plan, numbered. Waits that a scale-down starts are told with it.
-fn tell(telling: &Telling<'_>, direction: Direction, steps: &[Step]) -> Vec<PlannedStep> {
+fn tell(telling: &Telling<'_>, steps: &[Step]) -> Vec<PlannedStep> {
     let mut planned = Vec::new();
     // The ordinals of the batch being moved: its scale-down names them, and the lines after it
     // are told as that batch's, by the ordinal that moves first.
@@ -703,7 +702,6 @@ fn tell(telling: &Telling<'_>, direction: Direction, steps: &[Step]) -> Vec<Plan
         }
         let at = InPlan {
             telling,
-            direction,
             gone_after,
             after_resize: i > 0 && matches!(steps[i - 1], Step::Resize { .. }),
         };
@@ -829,9 +827,9 @@ mod tests {
                 < position("[1] scale source to 1")
         );
         assert!(text.contains("Ready for 10s (minReadySeconds)"));
-        assert!(text.contains("[0] run health check `./check.sh` for ordinal(s) 0"));
+        assert!(text.contains("[0] run health check `./check.sh` for ordinal 0"));
         assert!(
-            position("[2] run health check `./check.sh` for ordinal(s) 2")
+            position("[2] run health check `./check.sh` for ordinal 2")
                 < position("[1] scale source to 1"),
             "each batch's health check belongs to that batch"
         );
@@ -847,7 +845,7 @@ mod tests {
             2,
         ));
         assert!(
-            text.contains("scale source to 2 replicas and wait until pod(s) 3, 2 are gone"),
+            text.contains("scale source to 2 replicas and wait until pods 2-3 are gone"),
             "{text}"
         );
         assert!(

@@ -16,6 +16,7 @@ use super::plan;
 use super::preflight;
 use super::status;
 use super::step::{Step, Telling};
+use super::words;
 use super::{
     Batch, DryRun, Event, Mode, OnTimeout, Operator, Outcome, PlanOutput, Settings, cleanup,
 };
@@ -432,13 +433,18 @@ impl Run<'_> {
                     return Err(e);
                 };
                 operator.event(Event::Warning(format!(
-                    "ordinal(s) {:?} of {} were not Ready in {} within --timeout; rolling back (--on-timeout=rollback):\n{}",
-                    down.ordinals, down.set, down.to, down.detail
+                    "{} of {} {} not Ready in {} within --timeout; rolling back (--on-timeout=rollback):\n{}",
+                    words::ordinals(&down.ordinals),
+                    down.set,
+                    words::noun(down.ordinals.len() as i64, "was", "were"),
+                    down.to,
+                    down.detail
                 )));
                 let message = format!(
-                    "the migration of {} was rolled back (--on-timeout=rollback): ordinal(s) {:?} were not Ready in {} within --timeout; it runs in {} again. After fixing the cause, migrate again with:\n  {}",
+                    "the migration of {} was rolled back (--on-timeout=rollback): {} {} not Ready in {} within --timeout; it runs in {} again. After fixing the cause, migrate again with:\n  {}",
                     down.set,
-                    down.ordinals,
+                    words::ordinals(&down.ordinals),
+                    words::noun(down.ordinals.len() as i64, "was", "were"),
                     down.to,
                     down.from,
                     operator.resume_command()
@@ -546,8 +552,9 @@ impl Run<'_> {
         }
         .describe(&self.executor.sides.names);
         format!(
-            "Resume the {verb} of StatefulSet {} ({source} to {destination}): {verified} of {} ordinal(s) verified in {place}; next: {next}",
-            self.settings.name, j.replicas
+            "Resume the {verb} of StatefulSet {} ({source} to {destination}): {verified} of {} verified in {place}; next: {next}",
+            self.settings.name,
+            words::count(j.replicas, "ordinal", "ordinals")
         )
     }
 
@@ -741,9 +748,11 @@ impl Run<'_> {
         self.decide.batch = batch;
         operator.event(Event::Warning(match budget {
             Some(name) => format!(
-                "--batch auto: {batch} ordinal(s) per step, as many as PodDisruptionBudget {name} allows"
+                "--batch auto: {} per step, as many as PodDisruptionBudget {name} allows",
+                words::count(batch, "ordinal", "ordinals")
             ),
-            None => "--batch auto: no PodDisruptionBudget selects the set, so one ordinal per step".into(),
+            None => "--batch auto: no PodDisruptionBudget selects the set, so one ordinal per step"
+                .into(),
         }));
     }
 

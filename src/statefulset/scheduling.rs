@@ -12,7 +12,6 @@
 //! nothing; NotIn and DoesNotExist match a node without the label; Gt and Lt compare integers;
 //! matchFields knows `metadata.name` with In/NotIn of one value; an empty toleration key with
 //! Exists tolerates every taint; an empty allowedTopologies allows every node.
-use super::words::ordinals_text;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::{
@@ -521,8 +520,8 @@ pub fn unschedulable(
         .into_iter()
         .map(|(lines, ks)| {
             let head = format!(
-                "pods of {set} (ordinal {}) cannot be scheduled in {context}",
-                ordinals_text(&ks)
+                "pods of {set} ({}) cannot be scheduled in {context}",
+                super::words::ordinals(&ks)
             );
             if nodes.is_empty() {
                 format!("{head}: it has no nodes")
@@ -789,7 +788,7 @@ mod tests {
         assert_eq!(
             unschedulable("web", "km-b", &needs, &ordinals, &nodes),
             [
-                "pods of web (ordinal 0-3) cannot be scheduled in km-b: none of its 3 node(s) fits:\n    \
+                "pods of web (ordinals 0-3) cannot be scheduled in km-b: none of its 3 node(s) fits:\n    \
               b-node-0, b-node-1: nodeSelector zone=a, node has zone=b\n    \
               b-node-2: nodeSelector zone=a, node has no label zone"
             ]
@@ -866,7 +865,6 @@ mod tests {
         assert!(
             problems[0].contains("b-node-0: node affinity of PV pv-1 zone in (c), node has zone=a")
         );
-        assert_eq!(ordinals_text(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
     }
 
     #[test]
