@@ -66,7 +66,7 @@ pub fn settings(
         destination,
         request_timeout: REQUEST_TIMEOUT,
         mode: if spec.rollback {
-            Mode::Rollback
+            Mode::Rollback(DryRun::None)
         } else {
             Mode::Migrate(DryRun::None)
         },

@@ -264,6 +264,7 @@ mod tests {
                 ("pv-1".to_string(), "Retain".to_string()),
             ]
             .into(),
+            original_destination_reclaim_policies: Default::default(),
             original_retention: Retention::retain(),
             direction,
             verified_bound: 0,

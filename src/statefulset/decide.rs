@@ -6,8 +6,8 @@
 //! [D.start, s0 + N). Ordinals in between are "in flight": down in both clusters.
 use super::budget::{self, BudgetSpec};
 use super::model::{
-    ClusterView, Direction, Journal, ObjectKind, Observed, RecordedBudget, Side, VolumeMode,
-    claim_name,
+    ClaimView, ClusterView, Direction, Journal, ObjectKind, Observed, RecordedBudget, Side,
+    VolumeMode, claim_name,
 };
 use super::step::Step;
 
@@ -69,25 +69,36 @@ pub(super) fn orphaned_copies(set: &str, place: &str, observed: &Observed) -> Op
     })
 }
 
-/// The source's PVs whose reclaim policy is not the one the journal recorded: each given back.
+/// The PVs whose reclaim policy is not the one the journal recorded (the source's, and the
+/// destination's own with fresh volumes): each given back.
 pub(super) fn policies_to_restore<'a>(
     journal: &'a Journal,
     observed: &'a Observed,
 ) -> impl Iterator<Item = Step> + 'a {
-    journal
-        .original_reclaim_policies
-        .iter()
-        .filter(|(volume, policy)| {
-            observed
-                .source
-                .volumes
-                .get(*volume)
-                .is_some_and(|v| &v.reclaim_policy != *policy)
-        })
-        .map(|(volume, policy)| Step::RestoreVolume {
-            volume: volume.clone(),
-            policy: policy.clone(),
-        })
+    [
+        (Side::Source, &journal.original_reclaim_policies),
+        (
+            Side::Destination,
+            &journal.original_destination_reclaim_policies,
+        ),
+    ]
+    .into_iter()
+    .flat_map(move |(side, originals)| {
+        originals
+            .iter()
+            .filter(move |(volume, policy)| {
+                observed
+                    .side(side)
+                    .volumes
+                    .get(*volume)
+                    .is_some_and(|v| &v.reclaim_policy != *policy)
+            })
+            .map(move |(volume, policy)| Step::RestoreVolume {
+                side,
+                volume: volume.clone(),
+                policy: policy.clone(),
+            })
+    })
 }
 
 fn stop(reason: String) -> Step {
@@ -225,33 +236,55 @@ fn destination_gone(journal: &Journal, observed: &Observed, settings: &Settings)
             .map(|k| super::model::pod_name(set, *k))
             .collect();
         format!(
-            "the destination StatefulSet {set} was deleted mid-migration: pod(s) {} still run there without it. Nothing was written: \
+            "the destination StatefulSet {set} was deleted mid-migration: {} still {} there without it. Nothing was written: \
              a StatefulSet created afresh would start at ordinal {end}, and its controller would adopt those pods and delete them. \
              {recreate} (its controller adopts them) and go on, or with --rollback --recreate-destination to move every ordinal back",
-            pods.join(", ")
+            super::words::named(&pods, "pod", "pods"),
+            super::words::noun(pods.len() as i64, "runs", "run")
         )
     };
     Some(stop(reason))
 }
 
-/// The PVs of the set's claims in `view` whose reclaim policy is not Retain yet.
-pub(super) fn unprotected_volumes(view: &ClusterView) -> Vec<String> {
+/// The claims in `view` that `which` selects, each with its PV, whose PV's reclaim policy is
+/// not Retain yet.
+fn unprotected<'a>(
+    view: &'a ClusterView,
+    which: impl Fn(&ClaimView) -> bool + 'a,
+) -> impl Iterator<Item = (&'a String, &'a String)> + 'a {
     view.claims
-        .values()
-        .filter_map(|c| c.volume_name.as_ref())
-        .filter(|v| {
+        .iter()
+        .filter(move |(_, c)| which(c))
+        .filter_map(|(name, c)| c.volume_name.as_ref().map(|v| (name, v)))
+        .filter(|(_, v)| {
             view.volumes
                 .get(*v)
                 .is_some_and(|pv| pv.reclaim_policy != "Retain")
         })
-        .cloned()
+}
+
+/// The PVs of the set's claims on `side` whose reclaim policy is not Retain yet: every one in
+/// the source, the copies in the destination (the claims its controller made, with fresh
+/// volumes, are [`new_volumes_to_protect`]'s).
+pub(super) fn unprotected_volumes(view: &ClusterView, side: Side) -> Vec<String> {
+    unprotected(view, |c| side == Side::Source || c.copied)
+        .map(|(_, volume)| volume.clone())
         .collect()
 }
 
 /// Protect every PV of the set in `side` before anything is scaled.
 fn unprotected_volume(observed: &Observed, side: Side) -> Option<Step> {
-    let volumes = unprotected_volumes(observed.side(side));
+    let volumes = unprotected_volumes(observed.side(side), side);
     (!volumes.is_empty()).then_some(Step::ProtectVolumes { side, volumes })
+}
+
+/// With fresh volumes, the PVs of the claims the destination's controller made: protected
+/// (their policies recorded) once their pods are Ready, before they are verified.
+pub(super) fn new_volumes_to_protect(observed: &Observed) -> Option<Step> {
+    let claims: Vec<String> = unprotected(&observed.destination, |c| !c.copied)
+        .map(|(claim, _)| claim.clone())
+        .collect();
+    (!claims.is_empty()).then_some(Step::ProtectNewVolumes { claims })
 }
 
 /// For ordinals moving to `to`: wait for their pods to leave the other side, then make sure
@@ -462,9 +495,16 @@ fn forward(journal: &Journal, observed: &Observed, settings: &Settings) -> Step 
         journal.end()
     };
 
-    // Ordinals that arrived but are not verified yet.
+    // Ordinals that arrived but are not verified yet: once Ready, their new volumes are
+    // protected first.
     let pending: Vec<i32> = (dest_start..journal.verified_bound.min(journal.end())).collect();
-    if let Some(step) = verify_arrived(observed, Side::Destination, pending) {
+    let arrived = verify_arrived(observed, Side::Destination, pending);
+    if !matches!(arrived, Some(Step::WaitReady { .. }))
+        && let Some(step) = new_volumes_to_protect(observed)
+    {
+        return step;
+    }
+    if let Some(step) = arrived {
         return step;
     }
 

@@ -1,5 +1,6 @@
 //! The error of ordinals left running nowhere: the reconciler raises it, the run answers it
 //! (`--on-timeout`), so it lives apart from both.
+use super::words;
 
 /// Ordinals that left one side and did not become Ready on the other within --timeout: they
 /// serve nowhere. The run stops with the pods' reasons and both ways on.
@@ -27,11 +28,15 @@ impl std::fmt::Display for OrdinalsDown {
         } = self;
         write!(
             f,
-            "ordinal(s) {ordinals:?} of {set} are down: gone from {from}, not Ready in {to}.\n{}\nNothing more was changed. After fixing the cause, keep waiting with:\n  {}",
-            self.detail, self.resume
+            "{} of {set} {} down: gone from {from}, not Ready in {to}.\n{}\nNothing more was changed. After fixing the cause, keep waiting with:\n  {}",
+            words::ordinals(ordinals),
+            words::noun(ordinals.len() as i64, "is", "are"),
+            self.detail,
+            self.resume
         )?;
         if let Some(rollback) = &self.rollback {
-            write!(f, "\nor move them back to {from} with:\n  {rollback}")?;
+            let them = words::noun(self.ordinals.len() as i64, "it", "them");
+            write!(f, "\nor move {them} back to {from} with:\n  {rollback}")?;
         }
         Ok(())
     }

@@ -34,6 +34,7 @@ mod scheduling;
 pub mod status;
 pub mod step;
 mod watched;
+pub mod words;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -88,8 +89,8 @@ impl std::fmt::Display for Batch {
 pub enum Mode {
     /// Move the ordinals to the destination (or, with a dry run, only show how).
     Migrate(DryRun),
-    /// Move them back to the source, from any point.
-    Rollback,
+    /// Move them back to the source, from any point (or, with a dry run, only show how).
+    Rollback(DryRun),
     /// Show both sides, the journal and the next step; change nothing.
     Status,
     /// Write a journal rebuilt from both clusters, after the journal was deleted.

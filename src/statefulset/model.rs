@@ -233,6 +233,10 @@ pub struct Journal {
     pub claim_templates: Vec<String>,
     /// The PVs' reclaim policies before we set them to Retain, by PV name.
     pub original_reclaim_policies: BTreeMap<String, String>,
+    /// The same for the PVs of claims the destination's controller made (`--volumes=fresh`),
+    /// recorded before each is set to Retain: a rollback gives them back.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub original_destination_reclaim_policies: BTreeMap<String, String>,
     pub original_retention: Retention,
     pub direction: Direction,
     /// Ordinals on the receiving side whose readiness (and health check) has been confirmed:
@@ -268,6 +272,22 @@ pub struct Journal {
 impl Journal {
     pub fn end(&self) -> i32 {
         self.start + self.replicas
+    }
+
+    /// The reclaim policies recorded before this migration set PVs on `side` to Retain.
+    pub fn original_policies(&self, side: Side) -> &BTreeMap<String, String> {
+        match side {
+            Side::Source => &self.original_reclaim_policies,
+            Side::Destination => &self.original_destination_reclaim_policies,
+        }
+    }
+
+    /// [`Self::original_policies`], to record one.
+    pub fn original_policies_mut(&mut self, side: Side) -> &mut BTreeMap<String, String> {
+        match side {
+            Side::Source => &mut self.original_reclaim_policies,
+            Side::Destination => &mut self.original_destination_reclaim_policies,
+        }
     }
 }
 

@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use super::budget::BudgetSpec;
 use super::decide::{
-    apply_budget, budget_step, policies_to_restore, shares, unprotected_volumes, verify_arrived,
+    apply_budget, budget_step, new_volumes_to_protect, policies_to_restore, shares,
+    unprotected_volumes, verify_arrived,
 };
 use super::model::{
     Direction, Journal, ObjectKind, Observed, Preparation, RecordedBudget, Retention, SetView,
@@ -82,7 +83,7 @@ fn forward_steps_to(
         ),
         None => (0, 0, vec![], Retention::retain()),
     };
-    let unprotected = unprotected_volumes(&observed.source);
+    let unprotected = unprotected_volumes(&observed.source, Side::Source);
     if !unprotected.is_empty() {
         steps.push(Step::ProtectVolumes {
             side: Side::Source,
@@ -144,7 +145,15 @@ fn forward_steps_to(
             start: low,
             replicas: end - low,
         });
-        arrive(&mut steps, Side::Destination, chunk, health_check);
+        let protect = new_claims(
+            preparation.volumes,
+            &templates,
+            set,
+            &chunk,
+            observed,
+            false,
+        );
+        arrive(&mut steps, Side::Destination, chunk, health_check, protect);
     }
     set_budgets(&mut steps, budgets, total, &mut budgets_now, |o| {
         (o.clone(), Some(o.clone()))
@@ -190,12 +199,58 @@ fn set_budgets(
     }
 }
 
-/// Ordinals that were started on `side`: waited for, then (with a health check) verified.
-fn arrive(steps: &mut Vec<Step>, side: Side, ordinals: Vec<i32>, health_check: bool) {
+/// With fresh volumes, the claims the destination's controller makes for `ordinals`, whose
+/// PVs the reconciler protects once their pods are Ready: all but those protected already
+/// (and, `others`, any other claim of the destination's own left unprotected).
+fn new_claims(
+    volumes: VolumeMode,
+    templates: &[String],
+    set: &str,
+    ordinals: &[i32],
+    observed: &Observed,
+    others: bool,
+) -> Option<Step> {
+    if volumes.is_shared() {
+        return None;
+    }
+    let destination = &observed.destination;
+    let protected = |claim: &String| {
+        destination.claims.get(claim).is_some_and(|c| {
+            c.volume_name
+                .as_ref()
+                .and_then(|v| destination.volumes.get(v))
+                .is_some_and(|v| v.reclaim_policy == "Retain")
+        })
+    };
+    let mut claims: Vec<String> = ordinals
+        .iter()
+        .flat_map(|&k| templates.iter().map(move |t| claim_name(t, set, k)))
+        .filter(|claim| !protected(claim))
+        .collect();
+    if others
+        && let Some(Step::ProtectNewVolumes { claims: left }) = new_volumes_to_protect(observed)
+    {
+        claims.extend(left);
+    }
+    claims.sort();
+    claims.dedup();
+    (!claims.is_empty()).then_some(Step::ProtectNewVolumes { claims })
+}
+
+/// Ordinals that were started on `side`: waited for, their new volumes protected (`protect`),
+/// then (with a health check) verified.
+fn arrive(
+    steps: &mut Vec<Step>,
+    side: Side,
+    ordinals: Vec<i32>,
+    health_check: bool,
+    protect: Option<Step>,
+) {
     steps.push(Step::WaitReady {
         side,
         ordinals: ordinals.clone(),
     });
+    steps.extend(protect);
     if health_check {
         steps.push(Step::Verify { side, ordinals });
     }
@@ -220,7 +275,7 @@ pub fn rollback_steps(
         steps: Vec::new(),
         budgets_now: observed.clone(),
     };
-    let unprotected = unprotected_volumes(&observed.destination);
+    let unprotected = unprotected_volumes(&observed.destination, Side::Destination);
     if !unprotected.is_empty() {
         back.steps.push(Step::ProtectVolumes {
             side: Side::Destination,
@@ -262,7 +317,13 @@ struct Rollback<'a> {
 impl Rollback<'_> {
     /// Ordinals started in the source: waited for, then (with a health check) verified.
     fn arrive(&mut self, ordinals: Vec<i32>) {
-        arrive(&mut self.steps, Side::Source, ordinals, self.health_check);
+        arrive(
+            &mut self.steps,
+            Side::Source,
+            ordinals,
+            self.health_check,
+            None,
+        );
     }
 
     /// The claims `ordinals` need back in the source that only the destination has.
@@ -441,7 +502,7 @@ pub fn forward_plan(telling: &Telling<'_>, preparation: &Preparation, batch: i32
         ),
         ordinals: (start..start + replicas).rev().collect(),
         volumes: preparation.volumes,
-        steps: tell(telling, Direction::Forward, &steps),
+        steps: tell(telling, &steps),
     }
 }
 
@@ -510,10 +571,30 @@ pub fn resume_steps(
             replicas: end - low,
         });
     }
-    // Arrived and Ready already: only the verification is left.
+    // Arrived and Ready already: only the protection of their new volumes and the
+    // verification are left.
     match verify_arrived(observed, Side::Destination, in_flight.clone()) {
-        Some(verify @ Step::Verify { .. }) if not_there.is_empty() => finishing.push(verify),
-        _ => arrive(&mut finishing, Side::Destination, in_flight, health_check),
+        Some(verify @ Step::Verify { .. }) if not_there.is_empty() => {
+            finishing.extend(new_volumes_to_protect(observed));
+            finishing.push(verify)
+        }
+        _ => {
+            let protect = new_claims(
+                journal.volumes,
+                &journal.claim_templates,
+                &journal.name,
+                &in_flight,
+                observed,
+                true,
+            );
+            arrive(
+                &mut finishing,
+                Side::Destination,
+                in_flight,
+                health_check,
+                protect,
+            )
+        }
     }
     // After what is made or protected before any ordinal moves.
     let at = steps
@@ -549,7 +630,7 @@ pub fn resume_plan(
     let source_end = plan.ordinals.first().map_or(journal.start, |k| k + 1);
     let in_flight = (source_end..journal.verified_bound).rev();
     plan.ordinals = in_flight.chain(plan.ordinals).collect();
-    plan.steps = tell(telling, Direction::Forward, &steps);
+    plan.steps = tell(telling, &steps);
     plan
 }
 
@@ -591,14 +672,13 @@ pub fn rollback_plan(telling: &Telling<'_>, journal: &Journal, batch: i32) -> Pl
                 journal: Some(journal),
                 ..*telling
             },
-            Direction::Rollback,
             &steps,
         ),
     }
 }
 
 /// Each step as lines of the plan, numbered. Waits that a scale-down starts are told with it.
-fn tell(telling: &Telling<'_>, direction: Direction, steps: &[Step]) -> Vec<PlannedStep> {
+fn tell(telling: &Telling<'_>, steps: &[Step]) -> Vec<PlannedStep> {
     let mut planned = Vec::new();
     // The ordinals of the batch being moved: its scale-down names them, and the lines after it
     // are told as that batch's, by the ordinal that moves first.
@@ -622,7 +702,6 @@ fn tell(telling: &Telling<'_>, direction: Direction, steps: &[Step]) -> Vec<Plan
         }
         let at = InPlan {
             telling,
-            direction,
             gone_after,
             after_resize: i > 0 && matches!(steps[i - 1], Step::Resize { .. }),
         };
@@ -748,9 +827,9 @@ mod tests {
                 < position("[1] scale source to 1")
         );
         assert!(text.contains("Ready for 10s (minReadySeconds)"));
-        assert!(text.contains("[0] run health check `./check.sh` for ordinal(s) 0"));
+        assert!(text.contains("[0] run health check `./check.sh` for ordinal 0"));
         assert!(
-            position("[2] run health check `./check.sh` for ordinal(s) 2")
+            position("[2] run health check `./check.sh` for ordinal 2")
                 < position("[1] scale source to 1"),
             "each batch's health check belongs to that batch"
         );
@@ -766,7 +845,7 @@ mod tests {
             2,
         ));
         assert!(
-            text.contains("scale source to 2 replicas and wait until pod(s) 3, 2 are gone"),
+            text.contains("scale source to 2 replicas and wait until pods 2-3 are gone"),
             "{text}"
         );
         assert!(

@@ -791,8 +791,9 @@ impl Judging<'_> {
             .collect();
         if !delete_volumes.is_empty() {
             self.warning(format!(
-                "{} PV(s) have a reclaim policy other than Retain ({}); they will be set to Retain before anything is scaled (originals recorded)",
-                delete_volumes.len(),
+                "{} {} a reclaim policy other than Retain ({}); set to Retain before anything is scaled (originals recorded)",
+                super::words::count(delete_volumes.len() as i64, "PV", "PVs"),
+                super::words::noun(delete_volumes.len() as i64, "has", "have"),
                 delete_volumes.join(", ")
             ));
         }
@@ -1244,7 +1245,7 @@ mod tests {
                 report
                     .warnings
                     .iter()
-                    .any(|w| w.contains("2 PV(s) have a reclaim policy other than Retain")),
+                    .any(|w| w.contains("2 PVs have a reclaim policy other than Retain")),
                 "{:?}",
                 report.warnings
             );
@@ -1629,7 +1630,7 @@ mod tests {
             assert_eq!(
                 p,
                 [
-                    "pods of web (ordinal 0-1) cannot be scheduled in km-b: none of its 2 node(s) fits:\n    \
+                    "pods of web (ordinals 0-1) cannot be scheduled in km-b: none of its 2 node(s) fits:\n    \
                   b-node-0, b-node-1: nodeSelector pool=a-only, node has no label pool"
                 ]
             );

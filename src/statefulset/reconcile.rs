@@ -501,13 +501,14 @@ impl Run<'_> {
             .keys()
             .map(String::as_str)
             .collect();
-        if !self.settings.volumes.is_shared() && !kept.is_empty() {
+        if !self.executor.settings.volumes.is_shared() && !kept.is_empty() {
             operator.event(Event::Warning(format!(
-                "kept in {}/{}: PVC(s) {}, made for the moved pods (--volumes=fresh); \
-                 a new migration will not start over them, so delete them once their data is not needed",
+                "kept in {}/{}: {}, made for the moved pods (--volumes=fresh), their PVs back at \
+                 the reclaim policies they had before this migration; a new migration will not start over them, \
+                 so delete them once their data is not needed",
                 sides.destination.context,
                 sides.destination_at.namespace,
-                kept.join(", ")
+                super::words::named(&kept, "PVC", "PVCs")
             )));
         }
         operator.event(Event::Finished(format!(

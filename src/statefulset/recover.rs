@@ -166,6 +166,8 @@ pub fn rebuild(traces: &Traces) -> Result<Rebuilt, String> {
             start: source.start,
             claim_templates: source.claim_templates.clone(),
             original_reclaim_policies,
+            // Not traced: the destination's own PVs (fresh volumes) keep Retain after a rollback.
+            original_destination_reclaim_policies: Default::default(),
             original_retention,
             direction: Direction::Forward,
             // Nothing counts as verified: ordinals already in the destination are waited for

@@ -16,6 +16,7 @@ use super::plan;
 use super::preflight;
 use super::status;
 use super::step::{Step, Telling};
+use super::words;
 use super::{
     Batch, DryRun, Event, Mode, OnTimeout, Operator, Outcome, PlanOutput, Settings, cleanup,
 };
@@ -78,7 +79,7 @@ pub async fn run_until(
     match settings.mode {
         Mode::Status => run.status().await,
         Mode::Migrate(dry_run) => run.migrate(dry_run, operator).await,
-        Mode::Rollback => run.rollback(operator, true).await,
+        Mode::Rollback(dry_run) => run.rollback(dry_run, operator, true).await,
         Mode::RebuildJournal => run.rebuild_journal(operator).await,
         Mode::Cleanup {
             restore_reclaim_policy,
@@ -192,15 +193,40 @@ impl Run<'_> {
             .map(|(_, holder)| holder)
             .filter(|holder| !holder.is_empty());
         if stored.is_none() {
+            report.volumes = self.settings.volumes;
             let leftovers = self.leftovers().await?;
             if !leftovers.is_empty() {
                 report.next_step = leftovers.status_line(
                     &self.settings.name,
                     &self.executor.sides.destination.context,
                 );
+            } else if report.next_step == status::START {
+                // "Start" only if a start would pass preflight (after a rollback with fresh
+                // volumes, say, the claims left in the destination stop it).
+                let problems = self.preflight_problems(&observed).await;
+                if !problems.is_empty() {
+                    report.next_step = format!(
+                        "none yet: preflight refuses a migration now: {}",
+                        problems.join("; ")
+                    );
+                }
             }
         }
         Ok(Outcome::Status(report))
+    }
+
+    /// What preflight would refuse a migration without a journal for, with these flags.
+    async fn preflight_problems(&self, observed: &Observed) -> Vec<String> {
+        let access = preflight::permissions(self.clusters(), &self.preflight_request(None)).await;
+        if !access.problems.is_empty() {
+            return access.problems;
+        }
+        let request = preflight::Request {
+            nodes_listable: access.nodes_listable,
+            ..self.preflight_request(None)
+        };
+        let facts = preflight::gather(self.clusters(), &request, observed).await;
+        preflight::judge(&request, &facts, observed).problems
     }
 
     /// What a run that stopped before it wrote its journal left in the destination: the
@@ -358,8 +384,14 @@ impl Run<'_> {
                 }));
             }
             DryRun::Server => {
+                let steps = self.forward_steps(&observed, &preparation);
                 let results = self
-                    .server_dry_run(stored.as_ref(), &observed, &preparation)
+                    .server_dry_run(
+                        &steps,
+                        stored.as_ref(),
+                        &observed,
+                        preparation.create_namespace,
+                    )
                     .await?;
                 return Ok(Outcome::Planned(PlanOutput {
                     schema_version: 1,
@@ -401,18 +433,23 @@ impl Run<'_> {
                     return Err(e);
                 };
                 operator.event(Event::Warning(format!(
-                    "ordinal(s) {:?} of {} were not Ready in {} within --timeout; rolling back (--on-timeout=rollback):\n{}",
-                    down.ordinals, down.set, down.to, down.detail
+                    "{} of {} {} not Ready in {} within --timeout; rolling back (--on-timeout=rollback):\n{}",
+                    words::ordinals(&down.ordinals),
+                    down.set,
+                    words::noun(down.ordinals.len() as i64, "was", "were"),
+                    down.to,
+                    down.detail
                 )));
                 let message = format!(
-                    "the migration of {} was rolled back (--on-timeout=rollback): ordinal(s) {:?} were not Ready in {} within --timeout; it runs in {} again. After fixing the cause, migrate again with:\n  {}",
+                    "the migration of {} was rolled back (--on-timeout=rollback): {} {} not Ready in {} within --timeout; it runs in {} again. After fixing the cause, migrate again with:\n  {}",
                     down.set,
-                    down.ordinals,
+                    words::ordinals(&down.ordinals),
+                    words::noun(down.ordinals.len() as i64, "was", "were"),
                     down.to,
                     down.from,
                     operator.resume_command()
                 );
-                self.rollback(operator, false).await?;
+                self.rollback(DryRun::None, operator, false).await?;
                 Err(Error::Failed { message })
             }
             moved => moved.map(|()| Outcome::Finished),
@@ -440,7 +477,7 @@ impl Run<'_> {
             observed,
             names: &self.executor.sides.names,
             min_ready_seconds,
-            health_check: self.settings.health_check.as_deref(),
+            health_check: self.executor.settings.health_check.as_deref(),
             journal,
         }
     }
@@ -480,6 +517,16 @@ impl Run<'_> {
         }
     }
 
+    /// A rollback goes back the way the journal says the migration came: with its volume mode
+    /// and, unless this run names another (or --no-health-check), its health check.
+    fn take_journal_flags(&mut self, journal: &super::model::Journal) {
+        let settings = &mut self.executor.settings;
+        settings.volumes = journal.volumes;
+        if self.settings.health_check.is_none() && !self.settings.no_health_check {
+            settings.health_check = journal.health_check.clone();
+        }
+    }
+
     /// What a resume asks: which way, how far it got, and the next step: `first` when the run
     /// makes something the destination lacks before the reconciler decides.
     fn resume_question(
@@ -505,31 +552,32 @@ impl Run<'_> {
         }
         .describe(&self.executor.sides.names);
         format!(
-            "Resume the {verb} of StatefulSet {} ({source} to {destination}): {verified} of {} ordinal(s) verified in {place}; next: {next}",
-            self.settings.name, j.replicas
+            "Resume the {verb} of StatefulSet {} ({source} to {destination}): {verified} of {} verified in {place}; next: {next}",
+            self.settings.name,
+            words::count(j.replicas, "ordinal", "ordinals")
         )
     }
 
-    /// `--dry-run=server`: every write of the plan, from the namespace to the last resize, sent
-    /// with `dryRun=All` through the executor, each with the server's verdict. Writes into a
-    /// namespace the plan creates cannot be judged before it exists: they are listed as not
-    /// checked, with that reason.
+    /// `--dry-run=server`: every write of the plan's `steps` (a migration's, from the namespace
+    /// to the last resize, or a rollback's), sent with `dryRun=All` through the executor, each
+    /// with the server's verdict. Writes into a namespace the plan creates (`create_namespace`)
+    /// cannot be judged before it exists: they are listed as not checked, with that reason.
     async fn server_dry_run(
         &mut self,
+        steps: &[Step],
         stored: Option<&Stored>,
         observed: &Observed,
-        preparation: &Preparation,
+        create_namespace: bool,
     ) -> Result<Vec<super::DryRunResult>> {
         self.executor.writer.dry_run();
-        let steps = self.forward_steps(observed, preparation);
         // Nothing waits in a dry run; nobody listens to notes.
         let (notes, _) = tokio::sync::mpsc::unbounded_channel();
         let names = &self.executor.sides.names;
-        for step in &steps {
+        for step in steps {
             if matches!(step, Step::WriteJournal) && stored.is_some() {
                 continue;
             }
-            if preparation.create_namespace
+            if create_namespace
                 && step.side() == Side::Destination
                 && !matches!(step, Step::CreateNamespace)
             {
@@ -700,15 +748,23 @@ impl Run<'_> {
         self.decide.batch = batch;
         operator.event(Event::Warning(match budget {
             Some(name) => format!(
-                "--batch auto: {batch} ordinal(s) per step, as many as PodDisruptionBudget {name} allows"
+                "--batch auto: {} per step, as many as PodDisruptionBudget {name} allows",
+                words::count(batch, "ordinal", "ordinals")
             ),
-            None => "--batch auto: no PodDisruptionBudget selects the set, so one ordinal per step".into(),
+            None => "--batch auto: no PodDisruptionBudget selects the set, so one ordinal per step"
+                .into(),
         }));
     }
 
     /// Rolls back, asking first unless the run decided it already (`ask` false:
-    /// `--on-timeout=rollback`).
-    async fn rollback(&mut self, operator: &mut dyn Operator, ask: bool) -> Result<Outcome> {
+    /// `--on-timeout=rollback`); with a dry run, only plans it (and has the servers judge its
+    /// writes).
+    async fn rollback(
+        &mut self,
+        dry_run: DryRun,
+        operator: &mut dyn Operator,
+        ask: bool,
+    ) -> Result<Outcome> {
         let Some(stored) = self.load_journal().await? else {
             let leftovers = self.leftovers().await?;
             if !leftovers.is_empty() {
@@ -727,7 +783,7 @@ impl Run<'_> {
             }
             return Err(Error::Failed { message });
         };
-        self.check_resumed_flags(&stored.journal)?;
+        self.take_journal_flags(&stored.journal);
         if stored.journal.cleaned_up {
             return Err(Error::Failed {
                 message: "the source's objects were removed by --cleanup; a rollback is no longer possible".into(),
@@ -745,6 +801,27 @@ impl Run<'_> {
             &stored.journal,
             self.decide.batch,
         );
+        if dry_run != DryRun::None {
+            let server_dry_run = match dry_run {
+                DryRun::Server => {
+                    let steps = plan::rollback_steps(
+                        &stored.journal,
+                        &observed,
+                        self.decide.batch,
+                        self.executor.settings.health_check.is_some(),
+                    );
+                    self.server_dry_run(&steps, Some(&stored), &observed, false)
+                        .await?
+                }
+                _ => vec![],
+            };
+            return Ok(Outcome::Planned(PlanOutput {
+                schema_version: 1,
+                plan,
+                warnings: vec![],
+                server_dry_run,
+            }));
+        }
         let turn = stored.journal.direction == Direction::Forward;
         let question = if turn {
             format!(

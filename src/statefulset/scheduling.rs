@@ -455,27 +455,6 @@ fn misfit_text(
     }
 }
 
-/// Ordinals as ranges: `0-3, 7`.
-fn ordinals_text(ordinals: &[i32]) -> String {
-    let mut runs: Vec<(i32, i32)> = Vec::new();
-    for &k in ordinals {
-        match runs.last_mut() {
-            Some((_, end)) if *end + 1 == k => *end = k,
-            _ => runs.push((k, k)),
-        }
-    }
-    runs.iter()
-        .map(|(a, b)| {
-            if a == b {
-                a.to_string()
-            } else {
-                format!("{a}-{b}")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// At most this many groups of nodes, and names in a group, are listed in a refusal.
 const LISTED: usize = 5;
 
@@ -541,8 +520,8 @@ pub fn unschedulable(
         .into_iter()
         .map(|(lines, ks)| {
             let head = format!(
-                "pods of {set} (ordinal {}) cannot be scheduled in {context}",
-                ordinals_text(&ks)
+                "pods of {set} ({}) cannot be scheduled in {context}",
+                super::words::ordinals(&ks)
             );
             if nodes.is_empty() {
                 format!("{head}: it has no nodes")
@@ -809,7 +788,7 @@ mod tests {
         assert_eq!(
             unschedulable("web", "km-b", &needs, &ordinals, &nodes),
             [
-                "pods of web (ordinal 0-3) cannot be scheduled in km-b: none of its 3 node(s) fits:\n    \
+                "pods of web (ordinals 0-3) cannot be scheduled in km-b: none of its 3 node(s) fits:\n    \
               b-node-0, b-node-1: nodeSelector zone=a, node has zone=b\n    \
               b-node-2: nodeSelector zone=a, node has no label zone"
             ]
@@ -886,7 +865,6 @@ mod tests {
         assert!(
             problems[0].contains("b-node-0: node affinity of PV pv-1 zone in (c), node has zone=a")
         );
-        assert_eq!(ordinals_text(&[0, 1, 2, 5, 7, 8]), "0-2, 5, 7-8");
     }
 
     #[test]

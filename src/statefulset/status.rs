@@ -3,9 +3,13 @@
 use serde::Serialize;
 
 use super::decide::{Settings, next_step};
-use super::model::{Journal, Names, Observed};
+use super::model::{Journal, Names, Observed, VolumeMode};
 use super::observe::claim_ordinal;
 use super::step::Step;
+
+/// What `--status` says next when nothing of a migration exists yet (and preflight would let
+/// it start).
+pub const START: &str = "start the migration: protect the PVs, then move ordinals highest first";
 
 /// The version of the `--status` document.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -19,6 +23,8 @@ pub struct StatusReport {
     pub destination: SideSummary,
     pub journal: Option<JournalSummary>,
     pub ordinals: Vec<OrdinalRow>,
+    /// `shared` (the claims are copied) or `fresh`: the journal's, else this run's.
+    pub volumes: VolumeMode,
     pub next_step: String,
     /// The run that holds the migration's Lease now (`host/pid/random`): it is driving.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -188,7 +194,7 @@ pub fn report(
         })
         .collect();
     let next = if journal.is_none() && observed.destination.set.is_none() {
-        "start the migration: protect the PVs, then move ordinals highest first".to_string()
+        START.to_string()
     } else {
         let step = next_step(journal, observed, settings);
         let offer = (step == Step::Done)
@@ -223,6 +229,7 @@ pub fn report(
             cleaned_up: j.cleaned_up,
         }),
         ordinals: rows,
+        volumes: journal.map_or(VolumeMode::Shared, |j| j.volumes),
         next_step: next,
         lease_holder: None,
     }

@@ -6,7 +6,8 @@ use serde::Serialize;
 
 use super::budget::BudgetSpec;
 use super::journal;
-use super::model::{Direction, Journal, Names, ObjectKind, Observed, Retention, SetView, Side};
+use super::model::{Journal, Names, ObjectKind, Observed, Retention, SetView, Side};
+use super::words;
 
 /// One step of the reconciler; `-o json` events name it by its tag.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -26,6 +27,11 @@ pub enum Step {
     ProtectVolumes {
         side: Side,
         volumes: Vec<String>,
+    },
+    /// `--volumes=fresh`: set the PVs bound to these claims, which the destination's controller
+    /// made, to Retain, their original policies recorded in the journal first.
+    ProtectNewVolumes {
+        claims: Vec<String>,
     },
     /// Hold the source's PVC retention policy at Retain, so scaling down keeps the claims.
     HoldRetention,
@@ -81,6 +87,7 @@ pub enum Step {
     DeleteDestination,
     RestoreRetention,
     RestoreVolume {
+        side: Side,
         volume: String,
         policy: String,
     },
@@ -108,15 +115,14 @@ impl Step {
     pub fn side(&self) -> Side {
         match self {
             Step::ProtectVolumes { side, .. }
+            | Step::RestoreVolume { side, .. }
             | Step::SetBudget { side, .. }
             | Step::Resize { side, .. }
             | Step::WaitPodsGone { side, .. }
             | Step::WaitReady { side, .. }
             | Step::Verify { side, .. } => *side,
             Step::CopyClaim { to, .. } => *to,
-            Step::HoldRetention | Step::RestoreRetention | Step::RestoreVolume { .. } => {
-                Side::Source
-            }
+            Step::HoldRetention | Step::RestoreRetention => Side::Source,
             _ => Side::Destination,
         }
     }
@@ -172,7 +178,6 @@ pub struct Telling<'a> {
 /// A step's place in a plan.
 pub struct InPlan<'a> {
     pub telling: &'a Telling<'a>,
-    pub direction: Direction,
     /// For a scale-down, the pods the wait after it is for: the plan tells both in one line.
     pub gone_after: Option<&'a [i32]>,
     /// The step follows a scale-down, which told its wait for pods already.
@@ -180,17 +185,10 @@ pub struct InPlan<'a> {
 }
 
 impl InPlan<'_> {
-    /// Ordinals in the order they move: highest first forward, lowest first back.
-    fn list(&self, ordinals: &[i32]) -> String {
-        let mut ordinals = ordinals.to_vec();
-        if self.direction == Direction::Forward {
-            ordinals.reverse();
-        }
-        ordinals
-            .iter()
-            .map(i32::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
+    /// `pod 3 is`, `pods 2-3 are`.
+    fn pods_are(&self, ordinals: &[i32]) -> String {
+        let verb = words::noun(ordinals.len() as i64, "is", "are");
+        format!("{} {verb}", words::pods(ordinals))
     }
 
     fn set(&self, side: Side) -> Option<&SetView> {
@@ -227,14 +225,14 @@ impl InPlan<'_> {
     fn resize(&self, side: Side, start: i32, replicas: i32) -> String {
         match self.gone_after {
             Some(ordinals) if side == Side::Source => format!(
-                "scale source to {} and wait until pod(s) {} are gone (Terminating included)",
+                "scale source to {} and wait until {} gone (Terminating included)",
                 replicas_word(replicas),
-                self.list(ordinals)
+                self.pods_are(ordinals)
             ),
             Some(ordinals) => format!(
-                "scale {} to ordinals.start={start}, replicas={replicas} and wait until pod(s) {} are gone (Terminating included)",
+                "scale {} to ordinals.start={start}, replicas={replicas} and wait until {} gone (Terminating included)",
                 side_word(side),
-                self.list(ordinals)
+                self.pods_are(ordinals)
             ),
             None if side == Side::Source
                 && self.set(Side::Source).is_some_and(|s| s.start == start) =>
@@ -267,7 +265,7 @@ impl InPlan<'_> {
         } else {
             "Ready".to_string()
         };
-        format!("wait until pod(s) {} are {ready}", self.list(ordinals))
+        format!("wait until {} {ready}", self.pods_are(ordinals))
     }
 
     fn restore_retention(&self) -> String {
@@ -345,12 +343,23 @@ impl Step {
             },
             Step::ProtectVolumes { side, volumes } => match voice {
                 Alone(_) => format!(
-                    "set reclaim policy of PV(s) {} to Retain in {}",
-                    volumes.join(", "),
+                    "set the reclaim policy of {} to Retain in {}",
+                    words::named(volumes, "PV", "PVs"),
                     names.context(*side)
                 ),
                 Plan(at) => return at.protect(*side, volumes),
             },
+            Step::ProtectNewVolumes { claims } => {
+                let volumes = words::named(claims, "PV of new PVC", "PVs of new PVCs");
+                match voice {
+                    Alone(_) => {
+                        format!("set the reclaim policy of the {volumes} to Retain in {dst}")
+                    }
+                    Plan(_) => format!(
+                        "set the reclaim policy of the {volumes} to Retain (recorded first in the journal; a rollback gives the original back)"
+                    ),
+                }
+            }
             Step::HoldRetention => match voice {
                 Alone(_) => format!(
                     "hold PVC retention policy of {} at Retain",
@@ -388,13 +397,14 @@ impl Step {
             },
             Step::WaitPodsGone { side, ordinals } => match voice {
                 Alone(_) => format!(
-                    "wait for pod(s) {ordinals:?} to be gone from {}",
+                    "wait for {} to be gone from {}",
+                    words::pods(ordinals),
                     names.context(*side)
                 ),
                 Plan(at) if at.after_resize => return vec![],
                 Plan(at) => format!(
-                    "wait until pod(s) {} are gone (Terminating included)",
-                    at.list(ordinals)
+                    "wait until {} gone (Terminating included)",
+                    at.pods_are(ordinals)
                 ),
             },
             Step::CopyClaim { to, claim, .. } => match voice {
@@ -403,17 +413,22 @@ impl Step {
             },
             Step::WaitReady { side, ordinals } => match voice {
                 Alone(_) => format!(
-                    "wait for pod(s) {ordinals:?} to be Ready in {}",
+                    "wait for {} to be Ready in {}",
+                    words::pods(ordinals),
                     names.context(*side)
                 ),
                 Plan(at) => at.wait_ready(ordinals),
             },
             Step::Verify { side, ordinals } => match voice {
-                Alone(_) => format!("verify ordinal(s) {ordinals:?} in {}", names.context(*side)),
+                Alone(_) => format!(
+                    "verify {} in {}",
+                    words::ordinals(ordinals),
+                    names.context(*side)
+                ),
                 Plan(at) => format!(
-                    "run health check `{}` for ordinal(s) {}",
+                    "run health check `{}` for {}",
                     at.telling.health_check.unwrap_or_default(),
-                    at.list(ordinals)
+                    words::ordinals(ordinals)
                 ),
             },
             Step::MarkComplete => match voice {
@@ -448,8 +463,15 @@ impl Step {
                 ),
                 Plan(at) => at.restore_retention(),
             },
-            Step::RestoreVolume { volume, policy } => match voice {
-                Alone(_) => format!("restore reclaim policy {policy} on PV {volume} in {src}"),
+            Step::RestoreVolume {
+                side,
+                volume,
+                policy,
+            } => match voice {
+                Alone(_) => format!(
+                    "restore reclaim policy {policy} on PV {volume} in {}",
+                    names.context(*side)
+                ),
                 Plan(_) => format!("restore reclaim policy {policy} on PV {volume}"),
             },
             Step::DeleteCreated { kind, name } => match voice {
@@ -485,11 +507,7 @@ fn side_word(side: Side) -> &'static str {
 
 /// "1 replica", "2 replicas": as a person says it.
 fn replicas_word(n: i32) -> String {
-    if n == 1 {
-        "1 replica".into()
-    } else {
-        format!("{n} replicas")
-    }
+    words::count(n, "replica", "replicas")
 }
 
 fn retention_text(r: &Retention) -> String {

@@ -536,7 +536,7 @@ async fn fresh_status_shows_both_volumes_and_the_rollback_names_the_claims_it_ke
     assert!(
         rolled_back
             .screen
-            .contains("PVC(s) data-web-0, data-web-1, made for the moved pods (--volumes=fresh)"),
+            .contains("PVCs data-web-0, data-web-1, made for the moved pods (--volumes=fresh)"),
         "{}",
         rolled_back.screen
     );

@@ -206,7 +206,7 @@ async fn refusals_on_a_healthy_set_change_nothing() {
         &pair,
         migrate(&ns, &["--status", "--dry-run"]),
         2,
-        &["--dry-run applies to a migration only"],
+        &["--dry-run applies to a migration or a rollback; --status already changes nothing"],
     )
     .await;
     // 13. rollback with no migration
@@ -880,7 +880,7 @@ async fn a_resume_asks_and_keeps_its_health_check() {
         &[
             "Plan: move StatefulSet web from km-a/",
             "(ordinals [1, 0], highest first)\n",
-            "Resume the migration of StatefulSet web (km-a to km-b): 1 of 3 ordinal(s) verified in km-b; next: ",
+            "Resume the migration of StatefulSet web (km-a to km-b): 1 of 3 ordinals verified in km-b; next: ",
             "needs confirmation",
             "--yes",
         ],
@@ -894,7 +894,7 @@ async fn a_resume_asks_and_keeps_its_health_check() {
     );
     let ns = pair.ns();
     for needle in [
-        "\n  1. [1] scale source to 1 replica and wait until pod(s) 1 are gone".to_string(),
+        "\n  1. [1] scale source to 1 replica and wait until pod 1 is gone".to_string(),
         format!("; next: set km-a/{ns}/web to ordinals.start=0, replicas=1 needs confirmation"),
     ] {
         assert!(err.contains(&needle), "{needle:?} missing from: {err}");

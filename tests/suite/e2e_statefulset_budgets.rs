@@ -236,7 +236,7 @@ async fn batch_auto_moves_as_many_as_the_budget_allows_and_rolls_back_alike() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
-            "--batch auto: 2 ordinal(s) per step, as many as PodDisruptionBudget web-pdb allows"
+            "--batch auto: 2 ordinals per step, as many as PodDisruptionBudget web-pdb allows"
         ),
         "{}",
         stderr(&out)

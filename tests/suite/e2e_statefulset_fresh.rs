@@ -37,16 +37,21 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
     assert!(plan.status.success(), "{}", stderr(&plan));
     let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
     assert_eq!(plan["plan"]["volumes"], "fresh", "{plan}");
-    let actions: Vec<&str> = plan["plan"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["action"].as_str().unwrap())
-        .collect();
+    let actions = plan_actions(&plan);
     assert!(
         !actions.iter().any(|a| a.starts_with("copy PVC")),
         "{actions:?}"
     );
+    // ... and that the PV of each new claim is set to Retain, its policy recorded first.
+    for claim in before.keys() {
+        let protect = format!(
+            "set the reclaim policy of the PV of new PVC {claim} to Retain (recorded first in the journal"
+        );
+        assert!(
+            actions.iter().any(|a| a.starts_with(&protect)),
+            "{protect}: {actions:?}"
+        );
+    }
 
     let observer = SplitBrainObserver::start(pair.ns());
     let ns = pair.ns().to_string();
@@ -96,10 +101,26 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
         );
     }
 
+    // Each new PV is Retain, and the journal holds the policy it had (the pool's Delete).
+    let journal = journal(&pair).await;
+    for (volume, _) in moved.values() {
+        let pv = pair.volume(true, volume).await.unwrap();
+        assert_eq!(
+            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+            Some("Retain"),
+            "{volume} in B"
+        );
+        assert_eq!(
+            journal["originalDestinationReclaimPolicies"][volume], "Delete",
+            "{journal}"
+        );
+    }
+
     // --status shows each claim's volume in each cluster: the kept one and the fresh one.
     let out = run(migrate(pair.ns(), &["--status", "-o", "json"]));
     assert!(out.status.success(), "{}", stderr(&out));
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["volumes"], "fresh", "{status}");
     for row in status["ordinals"].as_array().unwrap() {
         let claim = &row["claims"][0];
         let name = claim["claim"].as_str().unwrap();
@@ -126,27 +147,73 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
         );
     }
 
+    // A rollback planned, by the client and by the servers, writes nothing; it needs neither
+    // --volumes=fresh nor --health-check again (the journal has them), and it restores the
+    // new PVs' policies.
+    let snapshot = pair.snapshot().await;
     let out = run(migrate(
         pair.ns(),
-        &[
-            "--volumes=fresh",
-            "--health-check",
-            CHECK,
-            "--rollback",
-            "--yes",
-        ],
+        &["--rollback", "--dry-run", "-o", "json"],
     ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(plan["plan"]["direction"], "rollback", "{plan}");
+    assert_eq!(plan["plan"]["volumes"], "fresh", "{plan}");
+    let actions = plan_actions(&plan);
+    for (volume, _) in moved.values() {
+        let restore = format!("restore reclaim policy Delete on PV {volume}");
+        assert!(
+            actions.contains(&restore.as_str()),
+            "{restore}: {actions:?}"
+        );
+    }
+    assert!(
+        actions
+            .iter()
+            .any(|a| a.starts_with("run health check `test -n")),
+        "the journal's health check: {actions:?}"
+    );
+    let out = run(migrate(
+        pair.ns(),
+        &["--rollback", "--dry-run=server", "-o", "json"],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let judged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let verdicts = judged["serverDryRun"].as_array().unwrap();
+    assert!(
+        verdicts.iter().any(|v| v["action"]
+            .as_str()
+            .unwrap()
+            .starts_with("set the reclaim policy of PV")),
+        "{judged}"
+    );
+    assert!(verdicts.iter().all(|v| v["ok"] == true), "{judged}");
+    assert_eq!(
+        pair.snapshot().await,
+        snapshot,
+        "a planned rollback wrote something"
+    );
+
+    let out = run(migrate(pair.ns(), &["--rollback", "--yes"]));
     assert!(
         out.status.success(),
         "the rollback failed: {}",
         stderr(&out)
     );
     let kept = format!(
-        "PVC(s) {}, made for the moved pods (--volumes=fresh)",
+        "PVCs {}, made for the moved pods (--volumes=fresh), their PVs back at the reclaim policies they had",
         moved.keys().cloned().collect::<Vec<_>>().join(", ")
     );
     assert!(stderr(&out).contains(&kept), "{}", stderr(&out));
     assert_eq!(pair.claims(true).await, moved, "the fresh claims are kept");
+    for (volume, _) in moved.values() {
+        let pv = pair.volume(true, volume).await.unwrap();
+        assert_eq!(
+            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+            Some("Delete"),
+            "{volume} in B has its policy back"
+        );
+    }
     pair.wait_ready(false, 3).await;
     assert_eq!(
         pair.claims(false).await,
@@ -154,4 +221,35 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
         "every ordinal back on its original claim"
     );
     observer.assert_never_split();
+
+    // Nothing of the migration is left, but the kept claims stop a new one: --status says
+    // what preflight says instead of offering a start.
+    let out = run(migrate(pair.ns(), &["--status", "-o", "json"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let next = status["nextStep"].as_str().unwrap();
+    assert!(
+        next.starts_with("none yet: preflight refuses a migration now:"),
+        "{next}"
+    );
+    let first = moved.keys().next().unwrap();
+    assert!(next.contains(first.as_str()), "{next}");
+}
+
+/// The migration's journal, as the plugin wrote it in B.
+async fn journal(pair: &Pair) -> serde_json::Value {
+    let maps: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+        kube::Api::namespaced(pair.b.clone(), pair.ns());
+    let map = maps.get("kubectl-migrate-web").await.unwrap();
+    serde_json::from_str(&map.data.unwrap()["journal.json"]).unwrap()
+}
+
+/// The actions of a plan's steps (`--dry-run -o json`).
+fn plan_actions(plan: &serde_json::Value) -> Vec<&str> {
+    plan["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["action"].as_str().unwrap())
+        .collect()
 }

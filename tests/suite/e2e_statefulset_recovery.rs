@@ -70,7 +70,7 @@ async fn a_destination_deleted_with_its_pods_orphaned_is_recreated_over_them_nev
     let err = refused_without_writes(&pair).await;
     assert!(
         err.contains("the destination StatefulSet web was deleted mid-migration")
-            && err.contains("pod(s) web-2, web-3 still run there without it")
+            && err.contains("pods web-2, web-3 still run there without it")
             && err.contains("Nothing was written")
             && err.contains(
                 "Rerun with --recreate-destination to create it again with ordinals.start=2, replicas=2"

@@ -249,13 +249,13 @@ async fn a_pod_the_preflight_cannot_judge_times_out_with_its_reason_and_warnings
         "waiting for web-0: Pending, not scheduled: Unschedulable: 0/",
         &format!("; latest warning: {warned}"),
         // In the error: the ordinal is down, why, and both ways on.
-        "ordinal(s) [0] of web are down: gone from km-a, not Ready in km-b.\n",
-        "timed out after 12s (--timeout) waiting for pod(s) [0] to be Ready in km-b",
+        "ordinal 0 of web is down: gone from km-a, not Ready in km-b.\n",
+        "timed out after 12s (--timeout) waiting for pod 0 to be Ready in km-b",
         "\nweb-0: Pending, not scheduled: Unschedulable: 0/",
         "didn't match pod affinity rules",
         &format!("\nweb-0 warning: {warned}"),
         "keep waiting with:\n  kubectl migrate statefulset web ",
-        " --timeout 12s --yes\nor move them back to km-a with:\n  kubectl migrate statefulset web ",
+        " --timeout 12s --yes\nor move it back to km-a with:\n  kubectl migrate statefulset web ",
         " --timeout 12s --yes --rollback",
     ] {
         assert!(err.contains(needle), "{needle:?} missing from: {err}");
@@ -283,10 +283,10 @@ async fn on_timeout_rollback_moves_the_ordinal_back_at_once_and_exits_1() {
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(1), "exit code; stderr: {err}");
     for needle in [
-        "ordinal(s) [0] of web were not Ready in km-b within --timeout; rolling back (--on-timeout=rollback):\n",
+        "ordinal 0 of web was not Ready in km-b within --timeout; rolling back (--on-timeout=rollback):\n",
         "web-0: Pending, not scheduled: Unschedulable: 0/",
         "Rolled back: web runs in km-a",
-        "the migration of web was rolled back (--on-timeout=rollback): ordinal(s) [0] were not Ready in km-b within --timeout; it runs in km-a again",
+        "the migration of web was rolled back (--on-timeout=rollback): ordinal 0 was not Ready in km-b within --timeout; it runs in km-a again",
     ] {
         assert!(err.contains(needle), "{needle:?} missing from: {err}");
     }

@@ -58,6 +58,27 @@ async fn wait_ready(pair: &Pair, in_b: bool, name: &str, replicas: i32) {
     .await;
 }
 
+/// A pair whose source runs `names`, one Ready replica each, labelled `tier`.
+async fn ready_sets(prefix: &str, tier: &str, names: &[&str]) -> Pair {
+    let pair = Pair::new(prefix).await;
+    for name in names {
+        create_set(&pair, name, tier, 1).await;
+    }
+    for name in names {
+        wait_ready(&pair, false, name, 1).await;
+    }
+    pair
+}
+
+/// The row of `name` in a summary table.
+fn row(table: &str, name: &str) -> String {
+    table
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("no row of {name}:\n{table}"))
+        .to_string()
+}
+
 /// claim -> volume of the bound claims in one cluster.
 async fn claim_volumes(pair: &Pair, in_b: bool) -> BTreeMap<String, String> {
     let client = if in_b { &pair.b } else { &pair.a };
@@ -251,13 +272,7 @@ fn a_selector_that_matches_nothing_is_an_error_that_names_it() {
 
 #[tokio::test]
 async fn on_a_terminal_one_question_covers_the_selection_and_a_table_ends_it() {
-    let pair = Pair::new("select-screen").await;
-    for name in ["app-a", "app-b"] {
-        create_set(&pair, name, "app", 1).await;
-    }
-    for name in ["app-a", "app-b"] {
-        wait_ready(&pair, false, name, 1).await;
-    }
+    let pair = ready_sets("select-screen", "app", &["app-a", "app-b"]).await;
     let ns = pair.ns().to_string();
     let done = tokio::task::spawn_blocking(move || {
         let kubeconfig = support::kubeconfig_path();
@@ -274,10 +289,33 @@ async fn on_a_terminal_one_question_covers_the_selection_and_a_table_ends_it() {
         });
         assert!(
             asked.contains(&format!(
-                "Migrate 2 StatefulSet(s) of km-a/{ns} (app-a, app-b), 2 at a time"
+                "Migrate 2 StatefulSets of km-a/{ns} (app-a, app-b), 2 at a time"
             )),
             "{asked}"
         );
+        // Before the question, each set's plan and its warnings, tagged with its name.
+        // (Colour codes out, lines broken to the terminal joined again.)
+        let before = regex::Regex::new(r"\x1b\[[0-9;]*m|\s+")
+            .unwrap()
+            .replace_all(&term.raw(), |c: &regex::Captures| {
+                if c[0].starts_with('\x1b') { "" } else { " " }.to_string()
+            })
+            .into_owned();
+        for name in ["app-a", "app-b"] {
+            assert!(
+                before.contains(&format!(
+                    "[{name}] Plan: move StatefulSet {name} from km-a/"
+                )),
+                "no plan of {name} before the question:\n{before}"
+            );
+            let warning = before
+                .find(&format!("warning: [{name}] "))
+                .map(|at| &before[at..(at + 300).min(before.len())]);
+            assert!(
+                warning.is_some_and(|w| w.contains("reclaim policy other than Retain")),
+                "no warning of {name} before the question:\n{before}"
+            );
+        }
         // A line, as a person answers: the prompt waits for Enter.
         term.send("y\r");
         term.finish(Duration::from_secs(180))
@@ -319,4 +357,109 @@ async fn on_a_terminal_one_question_covers_the_selection_and_a_table_ends_it() {
         "a progress bar was drawn:\n{}",
         done.raw
     );
+}
+
+/// `--status` and `--dry-run` of a selection: as JSON or YAML, one document (a kubectl List of
+/// the sets' documents) that a JSON or YAML reader takes whole; as a table, a summary that says
+/// what each set's run did; a refused set's reason in the List, in the table and on stderr.
+/// Nothing is written.
+#[tokio::test]
+async fn a_selections_status_and_plans_are_one_document_and_a_refusal_says_why() {
+    let pair = ready_sets("select-docs", "doc", &["doc-1", "doc-2"]).await;
+    // doc-2's name is taken in B by a set this tool did not make: its migration is refused.
+    let taken: StatefulSet = json(serde_json::json!({
+        "metadata": {"name": "doc-2"},
+        "spec": {
+            "serviceName": "web", "replicas": 0,
+            "selector": {"matchLabels": {"app": "other"}},
+            "template": {"metadata": {"labels": {"app": "other"}},
+                "spec": {"containers": [{"name": "app", "image": "registry.example/app:1"}]}}
+        }
+    }));
+    pair.sets(true)
+        .create(&PostParams::default(), &taken)
+        .await
+        .unwrap();
+    let snapshot = pair.snapshot().await;
+    let ns = pair.ns().to_string();
+    let selected = move |args: &[&str]| {
+        let mut cmd = plugin();
+        cmd.args(selection_argv(&ns, "tier=doc", args))
+            .env_remove("COLUMNS");
+        run(cmd)
+    };
+    let names = |list: &serde_json::Value| -> Vec<String> {
+        assert_eq!(
+            (&list["apiVersion"], &list["kind"]),
+            (&"v1".into(), &"List".into()),
+            "{list}"
+        );
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|item| {
+                let name = item["statefulset"]
+                    .as_str()
+                    .or(item["plan"]["statefulset"].as_str())
+                    .or(item["name"].as_str());
+                name.unwrap_or_else(|| panic!("an item without its set: {item}"))
+                    .to_string()
+            })
+            .collect()
+    };
+
+    let out = selected(&["--status", "-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON document ({e}):\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    });
+    assert_eq!(names(&list), ["doc-1", "doc-2"]);
+    let out = selected(&["--status", "-o", "yaml"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let list: serde_json::Value = serde_saphyr::from_str(&text)
+        .unwrap_or_else(|e| panic!("not one YAML document ({e}):\n{text}"));
+    assert_eq!(names(&list), ["doc-1", "doc-2"]);
+    let out = selected(&["--status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(row(&table, "doc-1").contains("shown"), "{table}");
+    assert!(!table.contains("succeeded"), "{table}");
+
+    let reason = "a StatefulSet named doc-2 already exists in km-b";
+    let out = selected(&["--dry-run", "-o", "json"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(names(&list), ["doc-1", "doc-2"]);
+    let refused = &list["items"][1];
+    assert_eq!(refused["result"], "refused", "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains(reason),
+        "{refused}"
+    );
+    assert!(
+        stderr(&out).contains(&format!(
+            "doc-2: refused: preflight failed, nothing was changed: {reason}"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    let out = selected(&["--dry-run"]);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    let table = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        row(&table, "doc-1").contains("planned")
+            && row(&table, "doc-1").contains("ordinal 0 to move"),
+        "{table}"
+    );
+    assert!(
+        row(&table, "doc-2").contains("refused") && row(&table, "doc-2").contains(reason),
+        "{table}"
+    );
+    assert!(!table.contains("succeeded"), "{table}");
+    assert_eq!(pair.snapshot().await, snapshot, "a status or a plan wrote");
 }

@@ -96,6 +96,20 @@ impl Console {
         }
     }
 
+    /// The plan on stderr, each line tagged with the set's name in a selection.
+    pub fn show_plan(&self, plan: &Plan) {
+        let text = plan_text(plan);
+        match &self.set {
+            None => anstream::eprint!("{}", output::fill(&text)),
+            Some(_) => anstream::eprintln!("{}", output::fill(&self.tagged(&text))),
+        }
+    }
+
+    /// A line on stderr tagged with the set's name (a selection's preview of a refusal).
+    pub fn say(&self, text: &str) {
+        anstream::eprintln!("{}", output::fill(&self.tagged(text)));
+    }
+
     /// `text` with the set's name in front of each line, in a selection.
     fn tagged(&self, text: &str) -> String {
         match &self.set {
@@ -216,11 +230,7 @@ impl Operator for Console {
         if let Some(plan) = plan
             && !self.json
         {
-            let text = plan_text(plan);
-            match &self.set {
-                None => anstream::eprint!("{}", output::fill(&text)),
-                Some(_) => anstream::eprintln!("{}", output::fill(&self.tagged(&text))),
-            }
+            self.show_plan(plan);
         }
         let yes = self.yes;
         self.suspend(|| output::confirm(action, yes))

@@ -219,7 +219,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
         DryRunArg::Server => DryRun::Server,
     };
     let mode = match (args.rollback, args.status, args.cleanup) {
-        (true, _, _) => Mode::Rollback,
+        (true, _, _) => Mode::Rollback(dry_run),
         (_, true, _) => Mode::Status,
         (_, _, true) => Mode::Cleanup {
             restore_reclaim_policy: args.restore_reclaim_policy,
@@ -227,9 +227,10 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
         _ if args.rebuild_journal => Mode::RebuildJournal,
         _ => Mode::Migrate(dry_run),
     };
-    if dry_run != DryRun::None && !matches!(mode, Mode::Migrate(_)) {
+    if dry_run != DryRun::None && !matches!(mode, Mode::Migrate(_) | Mode::Rollback(_)) {
         return Err(Error::Usage(
-            "--dry-run applies to a migration only; --status already changes nothing".into(),
+            "--dry-run applies to a migration or a rollback; --status already changes nothing"
+                .into(),
         ));
     }
     if args.step
@@ -493,7 +494,7 @@ pub fn resume_command(resolved: &Resolved) -> String {
         (s.copy_dependencies, "--copy-dependencies"),
         (s.create_namespace, "--create-namespace"),
         (s.allow_unhealthy, "--allow-unhealthy"),
-        (s.mode == Mode::Rollback, "--rollback"),
+        (matches!(s.mode, Mode::Rollback(_)), "--rollback"),
         (s.on_timeout == OnTimeout::Rollback, "--on-timeout=rollback"),
         (s.step, "--step"),
         (s.no_health_check, "--no-health-check"),
@@ -558,22 +559,29 @@ pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<()> {
         resolved.settings.mode,
         resolved.output,
         &mut console,
+        None,
     )
 }
 
-/// Prints what a run returned (a plan, a status, a cleanup report) and, for a migration or a
-/// rollback, ends its event stream with how it went. Returns the run's result.
+/// The documents (plans, statuses) of a selection's sets by name, gathered to be printed as
+/// one List.
+type Gathered = std::sync::Mutex<Vec<(String, serde_json::Value)>>;
+
+/// Prints what a run returned (a plan, a status, a cleanup report), or adds a plan or a status
+/// to `gathered` (a selection's List), and, for a migration or a rollback, ends its event
+/// stream with how it went. Returns the run's result.
 fn report(
     outcome: Result<Outcome>,
     mode: Mode,
     format: OutputFormat,
     console: &mut Console,
+    gathered: Option<&Gathered>,
 ) -> Result<()> {
     console.close();
     let result = match outcome {
         Err(e) => Err(e),
         Ok(Outcome::Planned(plan)) => {
-            let printed = output::print(&plan, format);
+            let printed = show(&plan.plan.statefulset, &plan, format, gathered);
             let rejected: Vec<String> = plan
                 .server_dry_run
                 .iter()
@@ -595,7 +603,7 @@ fn report(
             {
                 anstream::println!("StatefulSet {set}:");
             }
-            output::print(&report, format)
+            show(&report.statefulset, &report, format, gathered)
         }
         Ok(Outcome::Cleaned(report)) => output::print(&report, format),
         Ok(Outcome::Rebuilt(rebuilt)) => output::print(&rebuilt, format),
@@ -606,11 +614,32 @@ fn report(
         }
     };
     if let Err(e) = &result
-        && matches!(mode, Mode::Migrate(DryRun::None) | Mode::Rollback)
+        && matches!(
+            mode,
+            Mode::Migrate(DryRun::None) | Mode::Rollback(DryRun::None)
+        )
     {
         console.done(Some(e));
     }
     result
+}
+
+/// Prints `document` (the run of StatefulSet `name`), or adds it to a selection's List.
+fn show<T: serde::Serialize + output::Tabular>(
+    name: &str,
+    document: &T,
+    format: OutputFormat,
+    gathered: Option<&Gathered>,
+) -> Result<()> {
+    let Some(list) = gathered else {
+        return output::print(document, format);
+    };
+    let value = serde_json::to_value(document).map_err(|e| Error::Encode {
+        format: "JSON",
+        source: Box::new(e),
+    })?;
+    crate::sync::lock(list).push((name.to_string(), value));
+    Ok(())
 }
 
 #[cfg(test)]

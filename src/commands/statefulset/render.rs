@@ -100,8 +100,13 @@ impl Tabular for StatusReport {
             Some(holder) => format!("{journal}; lease held by {holder} (driving now)"),
             None => journal,
         };
+        let volumes = if self.volumes.is_shared() {
+            ""
+        } else {
+            "volumes: fresh (the destination's pods run on new claims; the source's are kept for a rollback)\n"
+        };
         format!(
-            "{}\n{}\n{}\n{journal}\nnext: {}\n",
+            "{}\n{}\n{}\n{journal}\n{volumes}next: {}\n",
             output::trim_lines(&self.table().to_string()),
             side(&self.source),
             side(&self.destination),

@@ -149,12 +149,22 @@ impl World {
                     if let std::collections::btree_map::Entry::Vacant(e) =
                         view.claims.entry(claim.clone())
                     {
-                        fresh.push(claim);
+                        fresh.push(claim.clone());
+                        let volume = format!("fresh-{claim}");
                         e.insert(ClaimView {
-                            volume_name: Some("fresh".into()),
+                            volume_name: Some(volume.clone()),
                             bound: true,
                             copied: false,
                         });
+                        // Provisioned as dynamic PVs are: reclaim policy Delete.
+                        view.volumes.insert(
+                            volume,
+                            VolumeView {
+                                reclaim_policy: "Delete".into(),
+                                claim: Some(("ns".into(), claim)),
+                                copied: false,
+                            },
+                        );
                     }
                 }
                 view.pods.insert(
@@ -219,6 +229,7 @@ impl World {
                         .iter()
                         .map(|(n, v)| (n.clone(), v.reclaim_policy.clone()))
                         .collect(),
+                    original_destination_reclaim_policies: Default::default(),
                     original_retention: s.retention.clone(),
                     direction: Direction::Forward,
                     verified_bound: s.start + s.replicas,
@@ -304,9 +315,26 @@ impl World {
                 let original = self.journal.as_ref().unwrap().original_retention.clone();
                 self.observed.source.set.as_mut().unwrap().retention = original;
             }
-            Step::RestoreVolume { volume, policy } => {
-                self.observed
-                    .source
+            Step::ProtectNewVolumes { claims } => {
+                for claim in claims {
+                    let view = self.view(Side::Destination);
+                    let volume = view.claims[&claim].volume_name.clone().unwrap();
+                    let pv = view.volumes.get_mut(&volume).unwrap();
+                    let original = std::mem::replace(&mut pv.reclaim_policy, "Retain".into());
+                    self.journal
+                        .as_mut()
+                        .unwrap()
+                        .original_destination_reclaim_policies
+                        .entry(volume)
+                        .or_insert(original);
+                }
+            }
+            Step::RestoreVolume {
+                side,
+                volume,
+                policy,
+            } => {
+                self.view(side)
                     .volumes
                     .get_mut(&volume)
                     .unwrap()

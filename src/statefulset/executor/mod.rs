@@ -120,6 +120,9 @@ impl Executor {
             Step::ProtectVolumes { side, volumes } => {
                 volumes::protect(w, journal, *side, volumes, stored, observed).await
             }
+            Step::ProtectNewVolumes { claims } => {
+                volumes::protect_new(w, journal, claims, stored, observed).await
+            }
             Step::HoldRetention => set::hold_retention(w, observed).await,
             Step::CreateDestination => {
                 set::create_destination(w, &self.settings.class_map, stored, observed, None).await
@@ -186,9 +189,11 @@ impl Executor {
                 };
                 set::restore_retention(w, Side::Source, &stored.journal.original_retention).await
             }
-            Step::RestoreVolume { volume, policy } => {
-                volumes::restore_policy(w, volume, policy).await
-            }
+            Step::RestoreVolume {
+                side,
+                volume,
+                policy,
+            } => volumes::restore_policy(w, *side, volume, policy).await,
             Step::DeleteJournal => journal.delete(w).await,
             Step::Done => Ok(()),
             Step::Stop { reason } => Err(Error::Failed {
@@ -259,6 +264,7 @@ impl Executor {
                 .iter()
                 .map(|(n, v)| (n.clone(), v.reclaim_policy.clone()))
                 .collect(),
+            original_destination_reclaim_policies: Default::default(),
             original_retention: set.retention.clone(),
             direction: Direction::Forward,
             verified_bound: set.start + set.replicas,

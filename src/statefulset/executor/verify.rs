@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::statefulset::decide::verified_bound_after;
 use crate::statefulset::journal::Stored;
 use crate::statefulset::model::{Side, pod_name};
+use crate::statefulset::words;
 
 /// Runs `health_check` (not in a dry run) for `ordinals` on `side`, then records them as
 /// verified.
@@ -30,7 +31,7 @@ pub async fn verify(
         .update(
             w,
             stored,
-            &format!("record ordinal(s) {ordinals:?} as verified"),
+            &format!("record {} as verified", words::ordinals(ordinals)),
             |j| j.verified_bound = verified_bound_after(j.direction, ordinals, j.verified_bound),
         )
         .await

@@ -30,31 +30,68 @@ pub async fn protect(
     stored: Option<&Stored>,
     observed: &Observed,
 ) -> Result<()> {
+    let policies: Vec<(String, String)> = volumes
+        .iter()
+        .map(|volume| (volume.clone(), policy_of(observed, side, volume)))
+        .collect();
     if side == Side::Source {
-        record_original_policies(w, journal, stored, observed, volumes).await?;
+        record_original_policies(w, journal, stored, side, &policies).await?;
     }
-    for volume in volumes {
-        let original = (side == Side::Source)
-            .then(|| observed.source.volumes.get(volume))
-            .flatten()
-            .map(|v| v.reclaim_policy.as_str());
+    for (volume, original) in &policies {
+        let original = (side == Side::Source).then_some(original.as_str());
         set_reclaim_policy_marked(w, side, volume, "Retain", original).await?;
     }
     Ok(())
 }
 
-/// The original policy must be in the journal before the PV is changed, or it is lost.
+/// `--volumes=fresh`: sets the PVs bound to `claims`, which the destination's controller made,
+/// to Retain, their original policies recorded in the journal first (a rollback restores them).
+pub async fn protect_new(
+    w: &Writer,
+    journal: &Journaling,
+    claims: &[String],
+    stored: Option<&Stored>,
+    observed: &Observed,
+) -> Result<()> {
+    let side = Side::Destination;
+    let policies: Vec<(String, String)> = claims
+        .iter()
+        .filter_map(|claim| observed.destination.claims.get(claim)?.volume_name.clone())
+        .map(|volume| {
+            let policy = policy_of(observed, side, &volume);
+            (volume, policy)
+        })
+        .collect();
+    record_original_policies(w, journal, stored, side, &policies).await?;
+    for (volume, original) in &policies {
+        set_reclaim_policy_marked(w, side, volume, "Retain", Some(original)).await?;
+    }
+    Ok(())
+}
+
+/// The reclaim policy PV `volume` on `side` shows (Delete, the default, if it is not observed).
+fn policy_of(observed: &Observed, side: Side, volume: &str) -> String {
+    observed
+        .side(side)
+        .volumes
+        .get(volume)
+        .map_or_else(|| "Delete".into(), |v| v.reclaim_policy.clone())
+}
+
+/// The original policies (`(volume, policy)`) of PVs on `side` must be in the journal before
+/// the PVs are changed, or they are lost; a policy recorded already is kept.
 async fn record_original_policies(
     w: &Writer,
     journal: &Journaling,
     stored: Option<&Stored>,
-    observed: &Observed,
-    volumes: &[String],
+    side: Side,
+    policies: &[(String, String)],
 ) -> Result<()> {
     let Some(stored) = stored else { return Ok(()) };
-    let missing: Vec<&String> = volumes
+    let recorded = stored.journal.original_policies(side);
+    let missing: Vec<&(String, String)> = policies
         .iter()
-        .filter(|v| !stored.journal.original_reclaim_policies.contains_key(*v))
+        .filter(|(v, _)| !recorded.contains_key(v))
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -65,14 +102,9 @@ async fn record_original_policies(
             Some(stored),
             "record the original reclaim policies",
             |j| {
-                for volume in missing {
-                    let policy = observed
-                        .source
-                        .volumes
-                        .get(volume)
-                        .map(|v| v.reclaim_policy.clone());
-                    j.original_reclaim_policies
-                        .insert(volume.clone(), policy.unwrap_or_else(|| "Delete".into()));
+                for (volume, policy) in missing {
+                    j.original_policies_mut(side)
+                        .insert(volume.clone(), policy.clone());
                 }
             },
         )
@@ -84,9 +116,9 @@ pub async fn set_reclaim_policy(w: &Writer, side: Side, volume: &str, policy: &s
     patch_volume(w, side, volume, policy, &patch).await
 }
 
-/// Gives a source PV back its original policy, and drops the annotation that kept it.
-pub async fn restore_policy(w: &Writer, volume: &str, policy: &str) -> Result<()> {
-    set_reclaim_policy_marked(w, Side::Source, volume, policy, None).await
+/// Gives a PV on `side` back its original policy, and drops the annotation that kept it.
+pub async fn restore_policy(w: &Writer, side: Side, volume: &str, policy: &str) -> Result<()> {
+    set_reclaim_policy_marked(w, side, volume, policy, None).await
 }
 
 /// Sets a PV's policy and its original-policy annotation (`None` removes it) at once.

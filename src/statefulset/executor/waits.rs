@@ -1,5 +1,6 @@
 //! Waiting for the clusters: every wait ends at --timeout or, early, on Ctrl-C, and watches the
 //! reconciler's caches while the loop runs (a watch of its own otherwise).
+use crate::statefulset::words;
 use crate::sync;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -230,7 +231,8 @@ impl Waits {
     pub async fn pods_gone(&self, side: Side, ordinals: &[i32], observed: &Observed) -> Result<()> {
         let view = observed.side(side);
         let what = format!(
-            "pod(s) {ordinals:?} to be gone from {}",
+            "{} to be gone from {}",
+            words::pods(ordinals),
             self.sides.context(side)
         );
         let api: Api<Pod> = self.sides.namespaced(side);
@@ -258,7 +260,8 @@ impl Waits {
     /// pod's latest warning event; a timeout says it too.
     pub async fn ready(&self, side: Side, ordinals: &[i32], notes: &Notes) -> Result<()> {
         let what = format!(
-            "pod(s) {ordinals:?} to be Ready in {}",
+            "{} to be Ready in {}",
+            words::pods(ordinals),
             self.sides.context(side)
         );
         let sets: Api<StatefulSet> = self.sides.namespaced(side);
