@@ -2,7 +2,8 @@
 # here, and otherwise named with the exact command that installs it. Nothing is built before.
 #
 #   need_commands COMMAND:PACKAGE...  the Debian package of each missing command, installed with
-#                                     apt-get as root or with passwordless sudo
+#                                     apt-get as root or with passwordless sudo; a COMMAND that
+#                                     starts with / is a file the package installs
 #   need_go                           Go >= 1.26 (Kubernetes 1.36 needs it)
 #   need_cargo                        cargo (rustup)
 #   need_rust_components COMPONENT... rustup components, such as clippy and rustfmt
@@ -23,7 +24,10 @@ need_commands() {
   local entry command package packages=() missing=()
   for entry in "$@"; do
     command=${entry%%:*} package=${entry#*:}
-    command -v "$command" >/dev/null && continue
+    case $command in
+      /*) [ -e "$command" ] && continue ;;
+      *) command -v "$command" >/dev/null && continue ;;
+    esac
     missing+=("$command")
     case " ${packages[*]} " in *" $package "*) ;; *) packages+=("$package") ;; esac
   done

@@ -16,12 +16,12 @@ step() { printf '\n==> %s\n' "$*" >&2; }
 
 # What the tests run, installed or named before anything is built: openssl makes the clusters'
 # certificates, curl waits for them, setsid starts them, script gives a test a terminal, zsh
-# and fish run the completion tests, and a C and C++ compiler builds the crates with C parts
-# (ring, mimalloc) and libFuzzer.
+# and fish run the completion tests (bash-completion: kubectl's own bash completion needs it), and
+# a C and C++ compiler builds the crates with C parts (ring, mimalloc) and libFuzzer.
 # shellcheck source=prerequisites.sh
 source scripts/prerequisites.sh
 need_commands openssl:openssl curl:curl setsid:util-linux script:bsdutils zsh:zsh fish:fish \
-  cc:build-essential c++:build-essential
+  /usr/share/bash-completion/bash_completion:bash-completion cc:build-essential c++:build-essential
 need_go
 need_cargo
 need_rust_components clippy rustfmt

@@ -274,11 +274,14 @@ async fn the_scripts_offer_what_the_clusters_hold() {
     .unwrap();
 }
 
-/// `kubectl migrate <TAB>` in kubectl's own (zsh) completion, through kubectl_complete-migrate
-/// as install.sh installs it: the StatefulSets and the one required flag at a word, and the
+/// Where kubectl's bash completion finds `_get_comp_words_by_ref` (Debian's bash-completion,
+/// which scripts/test.sh installs).
+const BASH_COMPLETION: &str = "/usr/share/bash-completion/bash_completion";
+
+/// `kubectl migrate <TAB>` in kubectl's own completion, through kubectl_complete-migrate as
+/// install.sh installs it: the StatefulSets and the one required flag at a word, and the
 /// optional flags only after a `-`, as kubectl offers its own.
-#[tokio::test]
-async fn kubectl_migrate_offers_flags_only_after_a_dash() {
+async fn kubectl_migrate_offers_flags_only_after_a_dash(sh: Sh) {
     let ns = namespace_with_a_set("tab-kubectl").await;
     let kubeconfig = support::kubeconfig_path();
     let name = ns.name.clone();
@@ -293,21 +296,42 @@ async fn kubectl_migrate_offers_flags_only_after_a_dash() {
         )
         .unwrap();
         let path = support::path_with(&[helper.path()]);
-        // zsh: kubectl's bash script needs the bash-completion package, its zsh script nothing.
-        let mut term = shell_with(
-            "zsh",
-            &["-f", "-i"],
-            dir.path(),
-            "PS1='PS> '; autoload -U compinit; compinit -u; source <(kubectl completion zsh); echo loaded\n",
-            &[
-                ("KUBECONFIG", kubeconfig.to_str().unwrap()),
-                ("PATH", path.to_str().unwrap()),
-            ],
-        );
+        let env = [
+            ("KUBECONFIG", kubeconfig.to_str().unwrap()),
+            ("PATH", path.to_str().unwrap()),
+        ];
+        let mut term = match sh {
+            Sh::Bash => {
+                assert!(
+                    Path::new(BASH_COMPLETION).exists(),
+                    "{BASH_COMPLETION} is missing: kubectl's bash completion needs the \
+                     bash-completion package (scripts/test.sh installs it; or run \
+                     apt-get install bash-completion)"
+                );
+                shell_with(
+                    "bash",
+                    &["--norc", "--noprofile", "-i"],
+                    dir.path(),
+                    &format!(
+                        "PS1='PS> '; source {BASH_COMPLETION}; source <(kubectl completion bash); echo loaded\n"
+                    ),
+                    &env,
+                )
+            }
+            Sh::Zsh => shell_with(
+                "zsh",
+                &["-f", "-i"],
+                dir.path(),
+                "PS1='PS> '; autoload -U compinit; compinit -u; source <(kubectl completion zsh); echo loaded\n",
+                &env,
+            ),
+            Sh::Fish => unreachable!("kubectl's fish completion is not installed by install.sh"),
+        };
+        let n = sh.presses();
         let word = tabs(
             &mut term,
             &format!("kubectl migrate statefulset --context km-a -n {name} "),
-            2,
+            n,
             &["ledger", "--to-context"],
         );
         assert_no_files(&word);
@@ -315,11 +339,21 @@ async fn kubectl_migrate_offers_flags_only_after_a_dash() {
         let dash = tabs(
             &mut term,
             &format!("kubectl migrate statefulset ledger --context km-a -n {name} --d"),
-            2,
+            n,
             &["--dry-run"],
         );
         assert_no_files(&dash);
     })
     .await
     .unwrap();
+}
+
+#[tokio::test]
+async fn kubectl_migrate_in_zsh_offers_flags_only_after_a_dash() {
+    kubectl_migrate_offers_flags_only_after_a_dash(Sh::Zsh).await;
+}
+
+#[tokio::test]
+async fn kubectl_migrate_in_bash_offers_flags_only_after_a_dash() {
+    kubectl_migrate_offers_flags_only_after_a_dash(Sh::Bash).await;
 }
