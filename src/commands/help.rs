@@ -179,25 +179,36 @@ pub static STATEFULSET: Page = Page {
 pub static SCHEMA_DIFF: Page = Page {
     notes: "Sources are the --context clusters, then the -f files, in the order given. Classes \
         are judged from the baseline: breaking = an object valid on the baseline can be rejected \
-        or lose data on another source; compatible = every other source accepts at least as \
-        much; informational = validation is unaffected.",
+        or lose data on another source; unproven = a CEL rule added may reject one; \
+        changes-stored-data = it is accepted but stored with other values (a default removed or \
+        changed); changes-selection = a field selector is refused (a selectable field removed); \
+        compatible = every other source accepts at least as much; informational = validation is \
+        unaffected.",
     exit_like: Some("kubectl diff"),
     exit_codes: &[
-        ("0", "no finding at or above --fail-on"),
+        (
+            "0",
+            "no finding of a class --fail-on names (breaking by default)",
+        ),
         (
             "1",
-            "findings at or above it (with --lcd: an API has no LCD; with --object: a source \
+            "findings of such a class (with --lcd: an API has no LCD; with --object: a source \
              rejects an object; with --watch: the event --exit-on waits for)",
         ),
         (
             "2 or more",
             "an error (bad input, unknown context, unreachable cluster)",
         ),
+        (
+            "5",
+            "with --prove: a server contradicts a witness (a defect of this tool)",
+        ),
     ],
     exit_note: "",
     examples: &[
         "kubectl migrate schema-diff --context prod-eu --context prod-us",
         "kubectl migrate schema-diff -f crds-v1.2/ -f crds-v1.3/ --fail-on any -o markdown",
+        "kubectl migrate schema-diff -f crds-v1.2/ -f crds-v1.3/ --fail-on breaking,changes-stored-data",
         "kubectl migrate schema-diff --context a --context b widgets.example.com --lcd > lcd.yaml",
         "kubectl migrate schema-diff --context a --context b --builtin apps/v1/statefulsets",
         "kubectl migrate schema-diff --context a --context b --object widget.yaml --server",

@@ -2,8 +2,10 @@
 //!
 //! Classes are judged from the baseline (the first source, or `--baseline`): a client that works
 //! against the baseline writes the same object to every source. `breaking` means that object can
-//! be rejected or lose data on another source; `compatible` means another source accepts at
-//! least as much; `informational` means validation is unaffected. Where the baseline does not
+//! be rejected or lose data on another source; `changes-stored-data` that it is accepted but
+//! stored with other values (a default gone or changed); `changes-selection` that a field
+//! selector is refused; `compatible` means another source accepts at least as much;
+//! `informational` means validation is unaffected. Where the baseline does not
 //! have an API, version or field at all, the first source that does stands in for it below that
 //! point, and the others are reported as additions relative to the baseline.
 use std::collections::BTreeSet;
@@ -45,7 +47,10 @@ pub const RULES: &[(&str, &str)] = &[
         "breaking where a create stores .status differently or scale is changed; compatible for a status subresource where the baseline's schema has no .status",
     ),
     ("printerColumns-changed", "informational"),
-    ("selectableFields-removed", "breaking"),
+    (
+        "selectableFields-removed",
+        "changes-selection: a field selector the baseline serves is refused",
+    ),
     ("selectableFields-added", "compatible"),
     ("conversion-changed", "informational"),
     (
@@ -73,8 +78,14 @@ pub const RULES: &[(&str, &str)] = &[
     ),
     ("enum-changed", "breaking: values added and removed"),
     ("default-added", "compatible"),
-    ("default-removed", "breaking"),
-    ("default-changed", "breaking"),
+    (
+        "default-removed",
+        "changes-stored-data: an object without the field is stored without it (breaking where it is then rejected)",
+    ),
+    (
+        "default-changed",
+        "changes-stored-data: an object without the field is stored with another value (breaking where it is then rejected)",
+    ),
     ("nullable-narrowed", "breaking"),
     ("nullable-widened", "compatible"),
     (
@@ -456,7 +467,11 @@ fn selectable_fields(
         }
         let (b, o) = (fields(vdef), fields(v));
         for (change, class, set) in [
-            (Change::Removed, Class::Breaking, b.difference(&o).count()),
+            (
+                Change::Removed,
+                Class::ChangesSelection,
+                b.difference(&o).count(),
+            ),
             (Change::Added, Class::Compatible, o.difference(&b).count()),
         ] {
             if set > 0
@@ -1274,12 +1289,12 @@ fn judge_default(b: &Option<Value>, o: &Option<Value>) -> Verdict {
         )),
         (Some(v), None) => Some((
             Change::Removed,
-            Class::Breaking,
+            Class::ChangesStoredData,
             format!("default {} removed", short(v)),
         )),
         (Some(x), Some(y)) if x != y => Some((
             Change::Changed,
-            Class::Breaking,
+            Class::ChangesStoredData,
             format!("default {} -> {}", short(x), short(y)),
         )),
         _ => None,

@@ -5,13 +5,18 @@ use serde::Serialize;
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Class {
     Informational,
     Compatible,
+    /// Every object is accepted as before, but some field selector is refused: a selectable
+    /// field removed.
+    ChangesSelection,
+    /// Every object is accepted as before, but some is stored with other values: a default
+    /// removed or changed.
+    ChangesStoredData,
     /// May break, but not shown to: a CEL rule added that no generated object breaks, or one
-    /// that could not be evaluated here. Between compatible and breaking, so that
-    /// `--fail-on unproven` fails on both it and breaking.
+    /// that could not be evaluated here.
     Unproven,
     Breaking,
 }
@@ -21,9 +26,30 @@ impl Class {
         match self {
             Class::Informational => "informational",
             Class::Compatible => "compatible",
+            Class::ChangesSelection => "changes-selection",
+            Class::ChangesStoredData => "changes-stored-data",
             Class::Unproven => "unproven",
             Class::Breaking => "breaking",
         }
+    }
+
+    /// Every class, mildest first.
+    pub const ALL: [Class; 6] = [
+        Class::Informational,
+        Class::Compatible,
+        Class::ChangesSelection,
+        Class::ChangesStoredData,
+        Class::Unproven,
+        Class::Breaking,
+    ];
+
+    /// Whether a client of the baseline can notice it: an object refused (or maybe refused),
+    /// stored with other values, or a selector refused. The findings that get a witness.
+    pub fn is_noticeable(self) -> bool {
+        matches!(
+            self,
+            Class::ChangesSelection | Class::ChangesStoredData | Class::Unproven | Class::Breaking
+        )
     }
 }
 
@@ -97,6 +123,19 @@ pub enum Expect {
     Rejected,
     /// Accepts it but stores something else (a default, a status dropped on create).
     StoredDifferently,
+    /// Accepts it, but refuses a list request that selects it by a field (`fieldSelector`).
+    SelectorRefused,
+}
+
+impl Expect {
+    /// As a sentence says it: "rejected by b".
+    pub fn words(self) -> &'static str {
+        match self {
+            Expect::Rejected => "rejected",
+            Expect::StoredDifferently => "stored differently",
+            Expect::SelectorRefused => "not selectable",
+        }
+    }
 }
 
 /// An object that shows a finding.
@@ -111,4 +150,10 @@ pub struct Witness {
     pub short: String,
     /// Why the other source rejects it, as the local validator says.
     pub reasons: Vec<String>,
+    /// For [`Expect::StoredDifferently`] by a default: the object as the baseline stores it,
+    /// then as the other source does (source index, object).
+    pub stored: Vec<(usize, Value)>,
+    /// For [`Expect::SelectorRefused`]: the field selector (`spec.color=a`) the baseline
+    /// accepts and the other source refuses.
+    pub field_selector: Option<String>,
 }

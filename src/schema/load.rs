@@ -1006,7 +1006,7 @@ async fn list_crds(
 
 /// `text` for a URL query value: everything but unreserved characters percent-encoded (continue
 /// tokens are base64, with `+`, `/` and `=`).
-fn query_escape(text: &str) -> String {
+pub(super) fn query_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {

@@ -65,46 +65,109 @@ pub mod exit {
     pub const DEFECT: u8 = 5;
 }
 
-/// The lowest class of finding that makes the exit code 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailOn {
-    /// Exit 1 when a breaking difference is found.
-    Breaking,
-    /// Exit 1 when a breaking or unproven difference is found.
-    Unproven,
-    /// Exit 1 on any difference, informational ones included.
-    Any,
-    /// Always exit 0 unless there is an error.
-    None,
+/// `--fail-on`: the classes whose findings make the exit code 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailOn(BTreeSet<Class>);
+
+impl Default for FailOn {
+    /// Breaking findings only.
+    fn default() -> FailOn {
+        FailOn([Class::Breaking].into())
+    }
 }
 
 impl FailOn {
-    pub fn parse(name: &str) -> Option<FailOn> {
-        match name {
-            "breaking" => Some(FailOn::Breaking),
-            "unproven" => Some(FailOn::Unproven),
-            "any" => Some(FailOn::Any),
-            "none" => Some(FailOn::None),
-            _ => None,
-        }
+    /// The words `--fail-on` takes besides the class names, with what each means.
+    pub const WORDS: [(&'static str, &'static str); 6] = [
+        ("breaking", "an object the baseline accepts is rejected"),
+        (
+            "unproven",
+            "a CEL rule added may reject objects but was not shown to; breaking findings too",
+        ),
+        (
+            "changes-stored-data",
+            "an object is stored with other values (a default removed or changed)",
+        ),
+        (
+            "changes-selection",
+            "a field selector is refused (a selectable field removed)",
+        ),
+        ("any", "any difference, informational ones included"),
+        ("none", "no finding: exit 0 unless there is an error"),
+    ];
+
+    /// The classes one `--fail-on` word names; `None` when it is not one.
+    fn classes(word: &str) -> Option<Vec<Class>> {
+        Some(match word {
+            "breaking" => vec![Class::Breaking],
+            // An unproven finding may be a breaking one: failing on it alone would pass what
+            // is known to break (and `unproven` has always failed on both).
+            "unproven" => vec![Class::Unproven, Class::Breaking],
+            "changes-stored-data" => vec![Class::ChangesStoredData],
+            "changes-selection" => vec![Class::ChangesSelection],
+            "any" => Class::ALL.to_vec(),
+            "none" => Vec::new(),
+            _ => return None,
+        })
     }
 
-    fn threshold(self) -> Option<Class> {
-        match self {
-            FailOn::Breaking => Some(Class::Breaking),
-            FailOn::Unproven => Some(Class::Unproven),
-            FailOn::Any => Some(Class::Informational),
-            FailOn::None => None,
+    /// PURE: `--fail-on` as given: repeated, each a comma-separated list of words.
+    pub fn parse<S: AsRef<str>>(values: &[S]) -> std::result::Result<FailOn, String> {
+        let words: Vec<&str> = values
+            .iter()
+            .flat_map(|v| v.as_ref().split(','))
+            .map(str::trim)
+            .collect();
+        let mut set = BTreeSet::new();
+        for word in &words {
+            let classes = FailOn::classes(word).ok_or_else(|| {
+                format!(
+                    "--fail-on {word:?} is not a class; use {} (comma-separated or repeated)",
+                    FailOn::WORDS.map(|(w, _)| w).join(", ")
+                )
+            })?;
+            set.extend(classes);
         }
+        if words.contains(&"none") && words.len() > 1 {
+            return Err(
+                "--fail-on none fails on nothing; it does not go with other classes".into(),
+            );
+        }
+        Ok(FailOn(set))
     }
 
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailOn::Breaking => "breaking",
-            FailOn::Unproven => "unproven",
-            FailOn::Any => "any",
-            FailOn::None => "none",
+    /// Whether a finding of `class` makes the exit code 1.
+    pub fn fails(&self, class: Class) -> bool {
+        self.0.contains(&class)
+    }
+
+    /// As the report says it: `none`, `any`, or the classes, worst first, comma-separated
+    /// (`unproven` standing for itself with `breaking`, as given).
+    pub fn words(&self) -> String {
+        if self.0.is_empty() {
+            return "none".into();
         }
+        if self.0.len() == Class::ALL.len() {
+            return "any".into();
+        }
+        let mut rest = self.0.clone();
+        let mut out = Vec::new();
+        for (word, _) in FailOn::WORDS {
+            let Some(classes) = FailOn::classes(word) else {
+                continue;
+            };
+            if !classes.is_empty() && classes.iter().all(|c| rest.contains(c)) {
+                if word == "breaking" && rest.contains(&Class::Unproven) {
+                    continue;
+                }
+                for c in &classes {
+                    rest.remove(c);
+                }
+                out.push(word.to_string());
+            }
+        }
+        out.extend(rest.iter().rev().map(|c| c.as_str().to_string()));
+        out.join(",")
     }
 }
 
@@ -245,7 +308,7 @@ pub struct Compared {
 
 impl Compared {
     /// 5 when a server contradicted the local judgement of a witness (a defect of this tool),
-    /// else 1 with findings at or above --fail-on, else 0.
+    /// else 1 with findings of a class --fail-on names, else 0.
     pub fn exit_code(&self) -> u8 {
         if self.proofs.as_ref().is_some_and(|p| !p.defects.is_empty()) {
             exit::DEFECT
@@ -354,7 +417,6 @@ pub fn compare_for(
     work: Work,
 ) -> Report {
     let baseline = request.baseline_index(sources);
-    let fail_on = request.fail_on;
     let mut comparison = Comparison::new(sources, request, work);
     let apis: Vec<ApiReport> = comparison.run(|reports| reports.collect());
     let labels = comparison.labels;
@@ -368,7 +430,7 @@ pub fn compare_for(
             })
             .collect(),
         baseline: labels.get(baseline).cloned().unwrap_or_default(),
-        fail_on: fail_on.as_str().to_string(),
+        fail_on: request.fail_on.words(),
         ignored_rules: request.ignore.iter().cloned().collect(),
         summary: comparison.summary,
         apis,
@@ -393,7 +455,6 @@ pub struct Comparison<'a> {
     sources: &'a [SourceSchemas],
     baseline: usize,
     request: &'a Request,
-    threshold: Option<Class>,
     work: Work,
     labels: Vec<String>,
     names: Vec<&'a String>,
@@ -424,7 +485,6 @@ impl<'a> Comparison<'a> {
             sources,
             baseline: request.baseline_index(sources),
             request,
-            threshold: request.fail_on.threshold(),
             work,
             labels: sources.iter().map(|s| s.label.clone()).collect(),
             names: names.into_iter().collect(),
@@ -439,8 +499,8 @@ impl<'a> Comparison<'a> {
             .map_or(1, |n| n.get())
             .min(self.names.len());
         let mut summary = Summary::default();
-        let threshold = self.threshold;
         let this = &*self;
+        let fail_on = &self.request.fail_on;
         let claimed = std::sync::atomic::AtomicUsize::new(0);
         let claimed = &claimed;
         let result = if threads <= 1 {
@@ -448,7 +508,7 @@ impl<'a> Comparison<'a> {
                 .names
                 .iter()
                 .map(|name| this.compare_api(name))
-                .inspect(|api| summary.count(api, threshold));
+                .inspect(|api| summary.count(api, fail_on));
             consume(&mut reports)
         } else {
             std::thread::scope(|scope| {
@@ -481,7 +541,7 @@ impl<'a> Comparison<'a> {
                         early.insert(i, api);
                     }
                 })
-                .inspect(|api| summary.count(api, threshold));
+                .inspect(|api| summary.count(api, fail_on));
                 let result = consume(&mut reports);
                 // Closes the channel, so that workers stop if `consume` stopped early.
                 drop(reports);
@@ -677,6 +737,47 @@ fn api_version(group: &str, version: &str) -> String {
     }
 }
 
+/// The URL path of `api`'s objects at `version` (in `namespace` where it is namespaced).
+fn collection_path(api: &ApiDef, group: &str, version: &str, namespace: &str) -> String {
+    let mut path = String::from(if group.is_empty() { "/api/" } else { "/apis/" });
+    path += &api_version(group, version);
+    if api.scope == "Namespaced" {
+        path += &format!("/namespaces/{namespace}");
+    }
+    path + "/" + &api.plural
+}
+
+/// Whether a list request of `doc`'s type with `selector` as its fieldSelector is served:
+/// ("accepted"|"rejected", the server's message). A field that is not selectable is refused
+/// with 400 Bad Request.
+async fn list_selecting(
+    cluster: &Cluster,
+    input: &str,
+    doc: &Value,
+    api: &ApiDef,
+    namespace: &str,
+    selector: &str,
+) -> Result<(String, Option<String>)> {
+    let Some((group, version, _)) = type_of(doc) else {
+        return Ok(("rejected".into(), Some("no apiVersion/kind".into())));
+    };
+    let path = format!(
+        "{}?fieldSelector={}&limit=1",
+        collection_path(api, &group, &version, namespace),
+        load::query_escape(selector)
+    );
+    let request = http::Request::get(path)
+        .body(Vec::new())
+        .map_err(|e| Error::input_because(input, "cannot be sent as a list request", e))?;
+    match cluster.client.request_text(request).await {
+        Ok(_) => Ok(("accepted".into(), None)),
+        Err(kube::Error::Api(status)) if (400..500).contains(&status.code) => {
+            Ok(("rejected".into(), Some(status.message.clone())))
+        }
+        Err(e) => Err(cluster.api_error("list with a field selector", e)),
+    }
+}
+
 /// What a dry-run create gave: ("accepted"|"rejected", the server's message, the object as
 /// it would be stored).
 type DryRun = (String, Option<String>, Option<Value>);
@@ -700,18 +801,13 @@ async fn dry_run_create(
             None,
         ));
     };
-    let mut path = String::from(if group.is_empty() { "/api/" } else { "/apis/" });
-    path += &api_version(&group, &version);
-    if api.scope == "Namespaced" {
-        let ns = doc
-            .pointer("/metadata/namespace")
-            .and_then(Value::as_str)
-            .unwrap_or(namespace);
-        path += &format!("/namespaces/{ns}");
-    }
-    path += &format!(
-        "/{}?dryRun=All&fieldValidation=Strict&fieldManager=kubectl-migrate",
-        api.plural
+    let namespace = doc
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(namespace);
+    let path = format!(
+        "{}?dryRun=All&fieldValidation=Strict&fieldManager=kubectl-migrate",
+        collection_path(api, &group, &version, namespace)
     );
     // A JSON value's text is its compact serialization, which cannot fail.
     let body = doc.to_string().into_bytes();

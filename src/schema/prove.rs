@@ -4,10 +4,10 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::report::{Proof, Report};
+use super::report::{Proof, Report, StoredBy, WitnessReport};
 use super::source::SourceSchemas;
 use super::witness::Expect;
-use super::{Request, dry_run_create};
+use super::{Request, dry_run_create, list_selecting};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 
@@ -56,31 +56,51 @@ pub async fn prove(
             asked += 1;
             let def = def.as_deref();
             let input = format!("the witness of {} {}", api.name, f.rule);
-            let (b_state, b_message, b_stored) = dry_run_create(
-                base,
-                &input,
-                &w.object,
-                def,
-                request.namespace_of(&baseline),
-            )
-            .await?;
-            let (o_state, o_message, o_stored) = dry_run_create(
-                other,
-                &input,
-                &w.object,
-                def,
-                request.namespace_of(&w.source),
-            )
-            .await?;
-            let accepted = |s: &str| s == "accepted";
-            let holds = accepted(&b_state)
-                && match w.expect {
-                    Expect::Rejected => !accepted(&o_state),
-                    Expect::StoredDifferently => {
-                        !accepted(&o_state)
-                            || stored(b_stored.as_ref()) != stored(o_stored.as_ref())
-                    }
-                };
+            let ((b_state, b_message), (o_state, o_message), holds) = match (&w.field_selector, def)
+            {
+                (Some(selector), Some(def)) => {
+                    let (b, o) = futures::try_join!(
+                        list_selecting(
+                            base,
+                            &input,
+                            &w.object,
+                            def,
+                            request.namespace_of(&baseline),
+                            selector
+                        ),
+                        list_selecting(
+                            other,
+                            &input,
+                            &w.object,
+                            def,
+                            request.namespace_of(&w.source),
+                            selector
+                        ),
+                    )?;
+                    let holds = accepted(&b.0) && !accepted(&o.0);
+                    (b, o, holds)
+                }
+                _ => {
+                    let (b, o) = futures::try_join!(
+                        dry_run_create(
+                            base,
+                            &input,
+                            &w.object,
+                            def,
+                            request.namespace_of(&baseline)
+                        ),
+                        dry_run_create(
+                            other,
+                            &input,
+                            &w.object,
+                            def,
+                            request.namespace_of(&w.source)
+                        ),
+                    )?;
+                    let holds = accepted(&b.0) && creates_show(w, &o.0, &b.2, &o.2);
+                    ((b.0, b.1), (o.0, o.1), holds)
+                }
+            };
             let verdict = if holds {
                 proven += 1;
                 "proven"
@@ -91,10 +111,7 @@ pub async fn prove(
                     f.version.as_deref().unwrap_or("-"),
                     f.rule,
                     w.short,
-                    match w.expect {
-                        Expect::Rejected => "rejected",
-                        Expect::StoredDifferently => "stored differently",
-                    },
+                    w.expect.words(),
                     w.source,
                     b_message
                         .as_deref()
@@ -121,6 +138,34 @@ pub async fn prove(
         proven,
         defects,
     })
+}
+
+fn accepted(state: &str) -> bool {
+    state == "accepted"
+}
+
+/// Whether the other server's answer to a dry-run create shows the witness, the baseline's
+/// having accepted it: refused, or stored otherwise (as predicted, where the witness says what
+/// each side stores).
+fn creates_show(
+    w: &WitnessReport,
+    other: &str,
+    b_stored: &Option<Value>,
+    o_stored: &Option<Value>,
+) -> bool {
+    match w.expect {
+        Expect::Rejected => !accepted(other),
+        Expect::StoredDifferently => match &w.stored[..] {
+            [StoredBy { object: b, .. }, StoredBy { object: o, .. }] => {
+                accepted(other)
+                    && stored(b_stored.as_ref()) == stored(Some(b))
+                    && stored(o_stored.as_ref()) == stored(Some(o))
+            }
+            _ => !accepted(other) || stored(b_stored.as_ref()) != stored(o_stored.as_ref()),
+        },
+        // A selector is asked by a list request, not by a create.
+        Expect::SelectorRefused => false,
+    }
 }
 
 /// What a stored object holds apart from what the server sets on every create.
@@ -160,10 +205,7 @@ pub fn witness_files(report: &Report) -> Result<Vec<WitnessFile>> {
                 format: "YAML",
                 source: Box::new(e),
             })?;
-            let what = match w.expect {
-                Expect::Rejected => "rejected",
-                Expect::StoredDifferently => "stored differently",
-            };
+            let what = w.expect.words();
             files.push(WitnessFile {
                 name: format!("{}.{version}.{n}.{}.yaml", api.name, f.rule),
                 text: format!(

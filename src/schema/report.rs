@@ -21,7 +21,8 @@ pub struct Report {
     pub sources: Vec<SourceInfo>,
     /// The label of the source others are judged against.
     pub baseline: String,
-    /// `breaking`, `any` or `none`.
+    /// The classes that fail, comma-separated (`breaking`, `unproven`, `changes-stored-data`,
+    /// `changes-selection`), or `any` or `none`.
     pub fail_on: String,
     pub ignored_rules: Vec<String>,
     pub summary: Summary,
@@ -46,15 +47,17 @@ pub struct Summary {
     pub apis_with_differences: usize,
     pub breaking: usize,
     pub unproven: usize,
+    pub changes_stored_data: usize,
+    pub changes_selection: usize,
     pub compatible: usize,
     pub informational: usize,
-    /// Findings at or above --fail-on (what the exit code is based on).
+    /// Findings of a class --fail-on names (what the exit code is based on).
     pub failing: usize,
 }
 
 impl Summary {
-    /// Counts one API's report; `threshold` is --fail-on's class.
-    pub fn count(&mut self, api: &ApiReport, threshold: Option<Class>) {
+    /// Counts one API's report.
+    pub fn count(&mut self, api: &ApiReport, fail_on: &super::FailOn) {
         self.apis += 1;
         if !api.findings.is_empty() {
             self.apis_with_differences += 1;
@@ -64,9 +67,11 @@ impl Summary {
                 Class::Breaking => self.breaking += 1,
                 Class::Compatible => self.compatible += 1,
                 Class::Unproven => self.unproven += 1,
+                Class::ChangesStoredData => self.changes_stored_data += 1,
+                Class::ChangesSelection => self.changes_selection += 1,
                 Class::Informational => self.informational += 1,
             }
-            if threshold.is_some_and(|t| f.class >= t) {
+            if fail_on.fails(f.class) {
                 self.failing += 1;
             }
         }
@@ -141,9 +146,23 @@ pub struct WitnessReport {
     /// Why the source rejects it, as the local validator says.
     pub reasons: Vec<String>,
     pub object: serde_json::Value,
+    /// For a default removed or changed: the object as each source stores it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stored: Vec<StoredBy>,
+    /// For a selectable field removed: the field selector the baseline serves and the source
+    /// refuses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field_selector: Option<String>,
     /// With --prove: what the servers said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proof: Option<Proof>,
+}
+
+/// The object as one source stores it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredBy {
+    pub source: String,
+    pub object: serde_json::Value,
 }
 
 /// A witness dry-run on the servers of the baseline and of the other source.
@@ -202,6 +221,15 @@ impl FindingReport {
                 short: w.short.clone(),
                 reasons: w.reasons.clone(),
                 object: w.object.clone(),
+                stored: w
+                    .stored
+                    .iter()
+                    .map(|(i, object)| StoredBy {
+                        source: labels[*i].clone(),
+                        object: object.clone(),
+                    })
+                    .collect(),
+                field_selector: w.field_selector.clone(),
                 proof: None,
             }),
             no_witness: f.no_witness.clone(),

@@ -638,7 +638,7 @@ pub fn attach(apis: &[Option<&ApiDef>], baseline: usize, findings: &mut [Finding
             }
             continue;
         }
-        if f.class != Class::Breaking && !cel_added {
+        if !(f.class.is_noticeable() || cel_added) {
             continue;
         }
         let Some(case) = case(apis, base, f) else {
@@ -721,7 +721,7 @@ fn short_value(v: &Value) -> String {
 }
 
 /// The constraint-driven search for a finding other than a CEL rule added.
-fn search(case: &Case, f: &Finding) -> Outcome {
+fn search(case: &Case, f: &mut Finding) -> Outcome {
     let others: Vec<usize> = (0..case.apis.len())
         .filter(|&i| i != case.base && case.apis[i].is_some())
         .collect();
@@ -760,11 +760,8 @@ fn search(case: &Case, f: &Finding) -> Outcome {
     }
     match f.attribute.as_str() {
         "subresources" => return status_dropped(case, &others, &mut g),
-        "selectableFields" => {
-            return Outcome::None(
-                "field selectors are used when listing; no object is rejected or stored differently".into(),
-            );
-        }
+        "selectableFields" => return selector_refused(case, &others, &mut g),
+        "default" => return default_dropped(case, f, &others, &mut g),
         "x-kubernetes-map-type" => {
             return Outcome::None(
                 "the map type decides how server-side apply merges; a create is not affected"
@@ -774,7 +771,7 @@ fn search(case: &Case, f: &Finding) -> Outcome {
         _ => {}
     }
     let at = concrete(&case.steps);
-    let (plans, expect) = plans(case, f, &others, &mut g);
+    let plans = plans(case, f, &others, &mut g);
     let mut tried = Vec::new();
     for (steps, placement) in &plans {
         if let Some(object) = case.build(&mut g, steps, placement) {
@@ -795,11 +792,9 @@ fn search(case: &Case, f: &Finding) -> Outcome {
             };
             let verdict = validate_object(other, object);
             let reasons: Vec<String> = verdict.violations.iter().map(ToString::to_string).collect();
-            let isolation = match expect {
-                Expect::Rejected => isolation(&reasons, &at, &f.attribute),
-                Expect::StoredDifferently => reasons.is_empty().then_some(Isolation::OnlyAtPath),
+            let Some(isolation) = isolation(&reasons, &at, &f.attribute) else {
+                continue;
             };
-            let Some(isolation) = isolation else { continue };
             if best.as_ref().is_none_or(|(b, ..)| isolation < *b) {
                 best = Some((isolation, i, object, reasons));
             }
@@ -816,7 +811,7 @@ fn search(case: &Case, f: &Finding) -> Outcome {
     }
     if let Some((_, i, object, reasons)) = best {
         let short = short_form(object, &case.steps, f);
-        return found(i, expect, object.clone(), short, reasons);
+        return found(i, Expect::Rejected, object.clone(), short, reasons);
     }
     Outcome::None(format!(
         "none of {} objects built from the baseline's schema is accepted there and rejected by another source",
@@ -894,24 +889,156 @@ fn found(
     short: String,
     reasons: Vec<String>,
 ) -> Outcome {
-    Outcome::Found(Witness {
+    Outcome::Found(witness(source, expect, object, short, reasons))
+}
+
+fn witness(
+    source: usize,
+    expect: Expect,
+    object: Value,
+    short: String,
+    reasons: Vec<String>,
+) -> Witness {
+    Witness {
         source,
         expect,
         object,
         short,
         reasons,
+        stored: Vec::new(),
+        field_selector: None,
+    }
+}
+
+/// A default removed or changed: the object without the field, which the baseline stores with
+/// its default and the other source without it or with another. Where the other source
+/// rejects it (the field is required, or its default was what met a rule), that is shown
+/// instead, and the finding is breaking.
+fn default_dropped(case: &Case, f: &mut Finding, others: &[usize], g: &mut Generator) -> Outcome {
+    let [parent @ .., Step::Property(name)] = &case.steps[..] else {
+        return Outcome::None("a default at the root cannot be left out".into());
+    };
+    let Some(object) = case.build(g, parent, &Placement::Without(name.clone())) else {
+        return Outcome::None("no object of the baseline could be built without the field".into());
+    };
+    if !validate_object(case.root, &object).is_valid() {
+        return Outcome::None("the baseline rejects its smallest object without the field".into());
+    }
+    let at = concrete(&case.steps);
+    let short = short_form(&object, &case.steps, f);
+    let as_stored = |schema: &Schema| {
+        let mut o = object.clone();
+        apply_defaults(schema, &mut o);
+        o
+    };
+    let base_stored = as_stored(case.root);
+    for &i in others {
+        let Some(other) = case.other_root(i) else {
+            continue;
+        };
+        let verdict = validate_object(other, &object);
+        if !verdict.is_valid() {
+            f.class = Class::Breaking;
+            f.message
+                .push_str(": an object without the field is rejected now");
+            let reasons = verdict.violations.iter().map(ToString::to_string).collect();
+            return found(i, Expect::Rejected, object.clone(), short, reasons);
+        }
+        let other_stored = as_stored(other);
+        if other_stored != base_stored {
+            let shown = |o: &Value| {
+                value_at(o, &case.steps).map_or_else(|| "without it".into(), short_value)
+            };
+            let reason = format!(
+                "{at}: stored as {} by the baseline, {} here",
+                shown(&base_stored),
+                shown(&other_stored)
+            );
+            let mut w = witness(
+                i,
+                Expect::StoredDifferently,
+                object.clone(),
+                short,
+                vec![reason],
+            );
+            w.stored = vec![(case.base, base_stored), (i, other_stored)];
+            return Outcome::Found(w);
+        }
+    }
+    Outcome::None("every source stores the object without the field alike".into())
+}
+
+/// A selectable field removed: the field selector the baseline serves and the other source
+/// refuses (400 Bad Request), with an object it would select.
+fn selector_refused(case: &Case, others: &[usize], g: &mut Generator) -> Outcome {
+    let fields = |i: usize| -> Vec<String> {
+        case.apis[i]
+            .and_then(|a| a.versions.get(&case.version))
+            .map(|v| {
+                v.selectable_fields
+                    .iter()
+                    .filter_map(|f| f.get("jsonPath")?.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mine = fields(case.base);
+    for &i in others {
+        if case.other_root(i).is_none() {
+            continue;
+        }
+        let theirs = fields(i);
+        for field in mine.iter().filter(|f| !theirs.contains(f)) {
+            let Some(path) = field.strip_prefix('.') else {
+                continue;
+            };
+            let steps = steps(field);
+            let Some(node) = node_at(case.root, &steps) else {
+                continue;
+            };
+            let value = g.minimal(node);
+            let text = match &value {
+                Value::String(s) => s.clone(),
+                Value::Number(_) | Value::Bool(_) => value.to_string(),
+                _ => continue,
+            };
+            let Some(object) = case.build(g, &steps, &Placement::Value(value)) else {
+                continue;
+            };
+            if !validate_object(case.root, &object).is_valid() {
+                continue;
+            }
+            let selector = format!("{path}={text}");
+            let mut w = witness(
+                i,
+                Expect::SelectorRefused,
+                object,
+                format!("--field-selector {selector}"),
+                vec![format!("{field} is not a selectable field here")],
+            );
+            w.field_selector = Some(selector);
+            return Outcome::Found(w);
+        }
+    }
+    Outcome::None(
+        "no selectable field the baseline has and another source lacks could be given a value"
+            .into(),
+    )
+}
+
+/// The value at the witness's concrete path (see [`concrete`]).
+fn value_at<'v>(object: &'v Value, steps: &[Step]) -> Option<&'v Value> {
+    steps.iter().try_fold(object, |v, s| match s {
+        Step::Property(p) => v.get(p),
+        Step::Items => v.get(0),
+        Step::MapValues => v.get(MAP_KEY),
     })
 }
 
 /// The table's short form: the value at the path, or what was left out.
 fn short_form(object: &Value, steps: &[Step], f: &Finding) -> String {
     let at = concrete(steps);
-    let value = steps.iter().try_fold(object, |v, s| match s {
-        Step::Property(p) => v.get(p),
-        Step::Items => v.get(0),
-        Step::MapValues => v.get(MAP_KEY),
-    });
-    match value {
+    match value_at(object, steps) {
         Some(v) if !(f.attribute == "required" || f.attribute == "default") => {
             format!("{at}: {}", short_value(v))
         }
@@ -963,20 +1090,13 @@ fn status_dropped(case: &Case, others: &[usize], g: &mut Generator) -> Outcome {
 type Plan = (Vec<Step>, Placement);
 
 /// The candidates for a finding, smallest and most telling first.
-fn plans(case: &Case, f: &Finding, others: &[usize], g: &mut Generator) -> (Vec<Plan>, Expect) {
+fn plans(case: &Case, f: &Finding, others: &[usize], g: &mut Generator) -> Vec<Plan> {
     let steps = case.steps.clone();
     let mut out: Vec<Plan> = Vec::new();
     let base_node = node_at(case.root, &steps);
-    match (f.attribute.as_str(), &steps[..]) {
-        ("required", [parent @ .., Step::Property(name)]) => {
-            out.push((parent.to_vec(), Placement::Without(name.clone())));
-            return (out, Expect::Rejected);
-        }
-        ("default", [parent @ .., Step::Property(name)]) => {
-            out.push((parent.to_vec(), Placement::Without(name.clone())));
-            return (out, Expect::StoredDifferently);
-        }
-        _ => {}
+    if let ("required", [parent @ .., Step::Property(name)]) = (f.attribute.as_str(), &steps[..]) {
+        out.push((parent.to_vec(), Placement::Without(name.clone())));
+        return out;
     }
     let values: Vec<Value> = match base_node {
         Some(b) => {
@@ -1019,7 +1139,7 @@ fn plans(case: &Case, f: &Finding, others: &[usize], g: &mut Generator) -> (Vec<
             out.push((steps.clone(), Placement::Value(v)));
         }
     }
-    (out, Expect::Rejected)
+    out
 }
 
 /// Values at the edges where the baseline's node `b` and another's `o` part: within `b`'s

@@ -38,6 +38,19 @@ fn plugin() -> Command {
     cmd
 }
 
+/// `schema-diff --context km-a --context km-b`.
+fn a_and_b() -> Command {
+    let mut cmd = plugin();
+    cmd.args([
+        "schema-diff",
+        "--context",
+        CONTEXT_A,
+        "--context",
+        CONTEXT_B,
+    ]);
+    cmd
+}
+
 /// Installs a CRD and waits until it is Established; deletes it when the guard drops.
 struct InstalledCrd {
     context: &'static str,
@@ -481,20 +494,8 @@ async fn the_server_dry_run_of_object_uses_each_clusters_namespace_and_strict_va
         format!("apiVersion: {group}/v1\nkind: Widget\nmetadata: {{name: w}}\nspec: {{size: 1, owner: o, replicas: \"3\"}}\n"),
     )
     .unwrap();
-    let out = plugin()
-        .args([
-            "schema-diff",
-            "--context",
-            CONTEXT_A,
-            "--context",
-            CONTEXT_B,
-            "--server",
-            "-n",
-            &name,
-            "-o",
-            "json",
-            "--object",
-        ])
+    let out = a_and_b()
+        .args(["--server", "-n", &name, "-o", "json", "--object"])
         .arg(&object)
         .output()
         .unwrap();
@@ -657,4 +658,102 @@ async fn a_default_its_field_rejects_is_refused_at_the_same_fields_as_the_server
         !server.contains("properties[c]"),
         "a valid default is refused: {server}"
     );
+}
+
+/// A GET of `path` on the server: Ok with the body, or the refusal's code and message.
+async fn get(client: &Client, path: &str) -> Result<Value, (u16, String)> {
+    let request = http::Request::get(path).body(Vec::new()).unwrap();
+    match client.request_text(request).await {
+        Ok(body) => Ok(serde_json::from_str(&body).unwrap()),
+        Err(kube::Error::Api(s)) => Err((s.code, s.message)),
+        Err(e) => panic!("GET {path} failed for another reason: {e}"),
+    }
+}
+
+/// A default removed (cert-manager's issuerRef.group) and a selectable field removed: each its
+/// own class, with a witness the servers show. Server-side, the baseline stores the witness
+/// with the default and the other without it (a dry-run create each), and a list with the
+/// witness's field selector is served by one and refused by the other; `--prove` asks the
+/// same and says proven.
+#[tokio::test]
+async fn a_default_and_a_selectable_field_removed_are_shown_by_what_each_server_stores_and_selects()
+{
+    let (a, b) = (client(CONTEXT_A).await, client(CONTEXT_B).await);
+    let group = format!("t{}.km.example.com", support::unique_suffix());
+    let crd_name = format!("certificates.{group}");
+    let _in_a = InstalledCrd::install(
+        &a,
+        CONTEXT_A,
+        &with_group(&data("certificates-old.yaml"), &group),
+    )
+    .await;
+    let _in_b = InstalledCrd::install(
+        &b,
+        CONTEXT_B,
+        &with_group(&data("certificates-new.yaml"), &group),
+    )
+    .await;
+    let out = a_and_b()
+        .arg(&crd_name)
+        .args([
+            "--prove",
+            "--fail-on",
+            "changes-stored-data,changes-selection",
+        ])
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "exit 1, no defect: {stderr}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let witness = |rule: &str, class: &str| {
+        let f = finding(&report, Some("v1"), "", rule)
+            .or_else(|| finding(&report, Some("v1"), ".spec.issuerRef.group", rule))
+            .unwrap_or_else(|| panic!("no {rule}: {report:#}"));
+        assert_eq!(f["class"], class, "{f:#}");
+        assert_eq!(f["witness"]["proof"]["verdict"], "proven", "{f:#}");
+        f["witness"].clone()
+    };
+    let stored = witness("default-removed", "changes-stored-data");
+    let selected = witness("selectableFields-removed", "changes-selection");
+
+    // What each server stores, asked here without the tool.
+    let path = format!(
+        "/apis/{group}/v1/namespaces/default/certificates?dryRun=All&fieldValidation=Strict"
+    );
+    let mut as_stored = Vec::new();
+    for c in [&a, &b] {
+        let request = http::Request::post(&path)
+            .header("Content-Type", "application/json")
+            .body(serde_json::to_vec(&stored["object"]).unwrap())
+            .unwrap();
+        let body = c
+            .request_text(request)
+            .await
+            .expect("both servers accept it");
+        let object: Value = serde_json::from_str(&body).unwrap();
+        as_stored.push(object["spec"]["issuerRef"].clone());
+    }
+    assert_eq!(
+        as_stored,
+        [
+            json!({"name": "a", "group": "cert-manager.io"}),
+            json!({"name": "a"})
+        ]
+    );
+    for (i, side) in stored["stored"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(side["object"]["spec"]["issuerRef"], as_stored[i], "{side}");
+    }
+
+    // The field selector: served by the baseline, refused by the other.
+    let selector = selected["fieldSelector"].as_str().unwrap();
+    assert_eq!(selector, "spec.secretName=a");
+    let list = format!("/apis/{group}/v1/namespaces/default/certificates?fieldSelector={selector}");
+    assert!(
+        get(&a, &list).await.is_ok(),
+        "{CONTEXT_A} serves {selector}"
+    );
+    let (code, message) = get(&b, &list).await.expect_err("km-b refuses it");
+    assert_eq!(code, 400, "{message}");
+    assert!(message.contains("spec.secretName"), "{message}");
 }

@@ -92,6 +92,128 @@ fn two_releases_exit_1_with_breaking_findings_and_0_with_fail_on_none() {
         .code(0);
 }
 
+/// A default removed and a selectable field removed reject no object: their own classes, each
+/// with a witness of the difference, failing only where --fail-on names them.
+#[test]
+fn a_default_or_selectable_field_removed_has_its_own_class_that_fail_on_selects() {
+    let pair = ["-f", "certificates-old.yaml", "-f", "certificates-new.yaml"];
+    let (code, report) = json_report(&pair);
+    assert_eq!(code, 0, "nothing breaking: {report}");
+    assert_eq!(report["failOn"], "breaking");
+    let s = &report["summary"];
+    assert_eq!(
+        (
+            &s["breaking"],
+            &s["changesStoredData"],
+            &s["changesSelection"],
+            &s["failing"]
+        ),
+        (&0.into(), &1.into(), &1.into(), &0.into()),
+        "{s}"
+    );
+    let found = rules(&report);
+    for want in [
+        "default-removed .spec.issuerRef.group changes-stored-data",
+        "selectableFields-removed  changes-selection",
+    ] {
+        assert!(found.contains(&want.to_string()), "{want:?} in {found:#?}");
+    }
+    let findings = &report["apis"][0]["findings"];
+    let of = |rule: &str| {
+        findings
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap()["witness"]
+            .clone()
+    };
+    let w = of("default-removed");
+    assert_eq!(w["expect"], "stored-differently");
+    assert_eq!(
+        w["object"]["spec"]["issuerRef"],
+        serde_json::json!({"name": "a"})
+    );
+    assert_eq!(
+        w["stored"],
+        serde_json::json!([
+            {"source": "certificates-old.yaml", "object": {"apiVersion": "km.example.com/v1", "kind": "Certificate", "metadata": {"name": "km-witness"}, "spec": {"issuerRef": {"name": "a", "group": "cert-manager.io"}}}},
+            {"source": "certificates-new.yaml", "object": {"apiVersion": "km.example.com/v1", "kind": "Certificate", "metadata": {"name": "km-witness"}, "spec": {"issuerRef": {"name": "a"}}}},
+        ]),
+        "the object as each side stores it"
+    );
+    let w = of("selectableFields-removed");
+    assert_eq!(w["expect"], "selector-refused");
+    assert_eq!(w["fieldSelector"], "spec.secretName=a");
+    assert_eq!(w["object"]["spec"]["secretName"], "a");
+    // --fail-on: a set of classes, comma-separated or repeated; the old words still work.
+    for (args, code, fail_on) in [
+        (
+            &["--fail-on", "changes-stored-data"][..],
+            1,
+            "changes-stored-data",
+        ),
+        (&["--fail-on", "changes-selection"], 1, "changes-selection"),
+        (
+            &["--fail-on", "changes-selection", "--fail-on", "breaking"],
+            1,
+            "breaking,changes-selection",
+        ),
+        (
+            &["--fail-on", "breaking,changes-stored-data"],
+            1,
+            "breaking,changes-stored-data",
+        ),
+        (&["--fail-on", "unproven"], 0, "unproven"),
+        (&["--fail-on", "any"], 1, "any"),
+        (&["--fail-on", "none"], 0, "none"),
+    ] {
+        let (got, report) = json_report(&[&pair[..], args].concat());
+        assert_eq!(got, code, "{args:?}: {}", report["summary"]);
+        assert_eq!(report["failOn"], fail_on, "{args:?}");
+    }
+    // The table names the classes and shows both witnesses.
+    let out = plugin().arg("schema-diff").args(pair).output().unwrap();
+    // Lines broken to the terminal read as one.
+    let text = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(!text.contains("no differences"), "{text}");
+    for want in [
+        "0 breaking, 1 changes-stored-data, 1 changes-selection, 0 compatible, 0 informational",
+        ".spec.issuerRef without group (stored differently by certificates-new.yaml)",
+        "--field-selector spec.secretName=a (not selectable by certificates-new.yaml)",
+    ] {
+        assert!(text.contains(want), "{want:?} in: {text}");
+    }
+}
+
+#[test]
+fn fail_on_refuses_an_unknown_class_and_none_with_others() {
+    let pair = ["-f", "certificates-old.yaml", "-f", "certificates-new.yaml"];
+    plugin()
+        .arg("schema-diff")
+        .args(pair)
+        .args(["--fail-on", "breaking,stored"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            predicate::str::contains("stored").and(predicate::str::contains("changes-stored-data")),
+        );
+    plugin()
+        .arg("schema-diff")
+        .args(pair)
+        .args(["--fail-on", "none", "--fail-on", "breaking"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "--fail-on none fails on nothing; it does not go with other classes",
+        ));
+}
+
 #[test]
 fn the_baseline_decides_the_direction() {
     let (code, report) = json_report(&[

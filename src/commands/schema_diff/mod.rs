@@ -6,7 +6,7 @@ mod watch;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::builder::{PossibleValue, PossibleValuesParser};
 
 use clap_complete::engine::ArgValueCandidates;
 
@@ -19,18 +19,9 @@ use crate::schema::load::{BuiltinRef, Selection};
 use crate::schema::report::ApiReport;
 use crate::schema::{self, Compared, FailOn, Mode, Outcome, Request, diff};
 
-/// --fail-on's values, with the help clap shows for each; the domain's [`FailOn`] stays free of
-/// clap.
-fn fail_on_parser() -> impl TypedValueParser<Value = FailOn> {
-    PossibleValuesParser::new([
-        PossibleValue::new("breaking").help("Exit 1 when a breaking difference is found"),
-        PossibleValue::new("unproven").help(
-            "Exit 1 on breaking differences and on CEL rules added that may break but were not shown to",
-        ),
-        PossibleValue::new("any").help("Exit 1 on any difference, informational ones included"),
-        PossibleValue::new("none").help("Always exit 0 unless there is an error"),
-    ])
-    .try_map(|name| FailOn::parse(&name).ok_or("not a --fail-on value"))
+/// --fail-on's words, with the help clap shows for each; the domain's [`FailOn`] reads them.
+fn fail_on_parser() -> PossibleValuesParser {
+    PossibleValuesParser::new(FailOn::WORDS.map(|(word, help)| PossibleValue::new(word).help(help)))
 }
 
 /// Compare API schemas across clusters and files.
@@ -90,9 +81,9 @@ pub struct Args {
     #[arg(long)]
     pub prove: bool,
 
-    /// The lowest class that makes the exit code 1
-    #[arg(long, default_value = "breaking", value_name = "CLASS", value_parser = fail_on_parser())]
-    pub fail_on: FailOn,
+    /// The classes whose findings make the exit code 1 (comma-separated or repeated)
+    #[arg(long, default_value = "breaking", value_name = "CLASS", value_delimiter = ',', value_parser = fail_on_parser())]
+    pub fail_on: Vec<String>,
 
     /// Leave out findings of this rule, e.g. enum-widened or description-changed (repeatable;
     /// see the README for the list)
@@ -290,7 +281,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
         },
         ignore: args.ignore.iter().cloned().collect(),
         baseline: args.baseline.clone(),
-        fail_on: args.fail_on,
+        fail_on: FailOn::parse(&args.fail_on).map_err(Error::Usage)?,
         chunk_size: args.chunk_size,
         witnesses: !args.no_witnesses,
     };

@@ -8,7 +8,6 @@ use crate::schema::diff::Class;
 use crate::schema::model::version_priority;
 use crate::schema::report::{ApiReport, FindingReport, ObjectReport, Report};
 use crate::schema::source::Origin;
-use crate::schema::witness::Expect;
 
 /// Shorter names for the table; JSON keeps the schema keywords.
 fn short_attribute(attribute: &str) -> &str {
@@ -29,6 +28,7 @@ pub(super) fn paint_class(class: Class) -> String {
         Class::Breaking => text.red().bold().to_string(),
         Class::Compatible => text.green().to_string(),
         Class::Unproven => text.yellow().to_string(),
+        Class::ChangesStoredData | Class::ChangesSelection => text.magenta().to_string(),
         Class::Informational => text.dimmed().to_string(),
     }
 }
@@ -246,10 +246,7 @@ impl ApiReport {
                 None => f.rule.clone(),
             };
             if let Some(w) = &f.witness {
-                let what = match w.expect {
-                    Expect::Rejected => "rejected by",
-                    Expect::StoredDifferently => "stored differently by",
-                };
+                let what = format!("{} by", w.expect.words());
                 let proof = w
                     .proof
                     .as_ref()
@@ -257,7 +254,8 @@ impl ApiReport {
                     .unwrap_or_default();
                 lines.push(format!("  {at}: {} ({what} {}{proof})", w.short, w.source));
             } else if let Some(why) = &f.no_witness
-                && f.class == Class::Breaking
+                && f.class != Class::Unproven
+                && f.class.is_noticeable()
             {
                 lines.push(format!("  {at}: no witness: {why}"));
             }
@@ -307,26 +305,37 @@ impl Report {
         let s = &self.summary;
         // Short lines: prose is not cut to the terminal as table cells are.
         format!(
-            "{} of {} API(s) differ across {} sources.\n\
-             {} breaking, {}{} compatible, {} informational.\n\
-             Judged from {}; at or above --fail-on {}: {}.",
+            "{} of {} API(s) differ across {} sources.\n{}.\n\
+             Judged from {}; failing (--fail-on {}): {}.",
             s.apis_with_differences,
             s.apis,
             self.sources.len(),
-            s.breaking,
-            // Only where there are some: most comparisons have no CEL rules added.
-            if s.unproven > 0 {
-                format!("{} unproven, ", s.unproven)
-            } else {
-                String::new()
-            },
-            s.compatible,
-            s.informational,
+            tally(|c| match c {
+                Class::Breaking => s.breaking,
+                Class::Unproven => s.unproven,
+                Class::ChangesStoredData => s.changes_stored_data,
+                Class::ChangesSelection => s.changes_selection,
+                Class::Compatible => s.compatible,
+                Class::Informational => s.informational,
+            }),
             self.baseline,
             self.fail_on,
             s.failing
         )
     }
+}
+
+/// "2 breaking, 1 compatible, 0 informational": those three always, the other classes only
+/// where there are some (most comparisons have no CEL rule added and no default removed).
+fn tally(count: impl Fn(Class) -> usize) -> String {
+    let always = [Class::Breaking, Class::Compatible, Class::Informational];
+    Class::ALL
+        .into_iter()
+        .rev()
+        .filter(|c| always.contains(c) || count(*c) > 0)
+        .map(|c| format!("{} {}", count(c), c.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Tabular for Report {
@@ -379,26 +388,17 @@ impl Tabular for Report {
             .collect();
         out += &format!("Sources:\n{}\n", labels.join("\n"));
         for api in &self.apis {
-            let (b, c, i) = api.counts();
+            let count = |c: Class| api.findings.iter().filter(|f| f.class == c).count();
+            let i = count(Class::Informational);
             let hidden = !self.show_informational && i > 0;
-            let unproven_here = api.findings.iter().any(|f| f.class == Class::Unproven);
-            let no_findings = b + c == 0 && !unproven_here && (hidden || i == 0);
+            let no_findings = api.findings.len() == i && (hidden || i == 0);
             out += &format!("\n{}\n", api.heading().bold());
             out += &indent(&trim_lines(&api.presence_table().to_string()));
             for (title, t) in api.findings_tables(self.show_informational) {
                 out += &format!("\n  {title}:\n");
                 out += &indent(&trim_lines(&t.to_string()));
             }
-            let unproven = api
-                .findings
-                .iter()
-                .filter(|f| f.class == Class::Unproven)
-                .count();
-            let mut tally = if unproven > 0 {
-                format!("{b} breaking, {unproven} unproven, {c} compatible, {i} informational")
-            } else {
-                format!("{b} breaking, {c} compatible, {i} informational")
-            };
+            let mut tally = tally(count);
             if hidden {
                 tally += " (hidden; --all shows them)";
             }

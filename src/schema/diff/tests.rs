@@ -7,7 +7,7 @@ use super::*;
 use crate::schema::load::{Selection, apis_from_documents, parse_documents};
 use crate::schema::model::{ApiDef, Schema};
 
-use Class::{Breaking, Compatible, Informational};
+use Class::{Breaking, ChangesSelection, ChangesStoredData, Compatible, Informational};
 
 const HEAD: &str = "apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -351,7 +351,7 @@ fn default_added_removed_changed() {
             "v1",
             ".spec.a",
             "default-removed",
-            Breaking,
+            ChangesStoredData,
             &[Some("1"), Some("-")],
         )],
     );
@@ -361,7 +361,7 @@ fn default_added_removed_changed() {
             "v1",
             ".spec.a",
             "default-changed",
-            Breaking,
+            ChangesStoredData,
             &[Some("1"), Some("2")],
         )],
     );
@@ -1405,7 +1405,7 @@ fn printer_columns_changed_is_informational() {
 }
 
 #[test]
-fn selectable_fields_removed_is_breaking_and_added_compatible() {
+fn selectable_fields_removed_changes_selection_and_added_is_compatible() {
     let with = v1_with("selectableFields: [{jsonPath: .spec.a}]");
     let without = crd_versions(V1);
     let field = Some(r#"{"jsonPath":".spec.a"}"#);
@@ -1415,7 +1415,7 @@ fn selectable_fields_removed_is_breaking_and_added_compatible() {
             "v1",
             "",
             "selectableFields-removed",
-            Breaking,
+            ChangesSelection,
             &[field, Some("-")],
         )],
     );
@@ -1636,7 +1636,7 @@ fn every_rule_in_the_catalogue_is_tested() {
         deprecated_changed_is_informational,
         subresources_changed_is_breaking_where_a_create_stores_status_differently,
         printer_columns_changed_is_informational,
-        selectable_fields_removed_is_breaking_and_added_compatible,
+        selectable_fields_removed_changes_selection_and_added_is_compatible,
         conversion_changed_is_informational,
     ];
     for test in tests {

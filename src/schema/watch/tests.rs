@@ -15,7 +15,7 @@ pub(super) fn request() -> Request {
         selection: Selection::default(),
         ignore: BTreeSet::new(),
         baseline: None,
-        fail_on: FailOn::Breaking,
+        fail_on: FailOn::default(),
         chunk_size: 0,
         witnesses: false,
     }

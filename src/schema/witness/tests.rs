@@ -44,12 +44,17 @@ fn root(api: &ApiDef) -> &Schema {
 
 /// The one breaking finding of `rule` between `a` and `b`, with its witness checked.
 fn witnessed(a: &ApiDef, b: &ApiDef, rule: &str) -> Witness {
+    witnessed_as(a, b, rule, Class::Breaking)
+}
+
+/// The one finding of `rule` between `a` and `b`, of `class`, with its witness checked.
+fn witnessed_as(a: &ApiDef, b: &ApiDef, rule: &str, class: Class) -> Witness {
     let found = findings_of(&[Some(a), Some(b)]);
     let f = found
         .iter()
         .find(|f| f.rule() == rule)
         .unwrap_or_else(|| panic!("no {rule} in {found:#?}"));
-    assert_eq!(f.class, Class::Breaking, "{f:#?}");
+    assert_eq!(f.class, class, "{f:#?}");
     let w = f
         .witness
         .clone()
@@ -194,13 +199,75 @@ fn each_narrowed_constraint_has_a_witness_at_its_path() {
 }
 
 #[test]
-fn a_default_changed_is_shown_by_an_object_that_leaves_the_field_out() {
-    let a = crd("{type: object, properties: {a: {type: string, default: old}}}");
-    let b = crd("{type: object, properties: {a: {type: string, default: new}}}");
-    let w = witnessed(&a, &b, "default-changed");
-    assert_eq!(w.expect, Expect::StoredDifferently);
-    assert_eq!(w.short, ".spec without a");
-    assert!(w.object["spec"].get("a").is_none(), "{}", w.object);
+fn a_default_changed_or_removed_is_shown_by_the_object_without_the_field_as_each_side_stores_it() {
+    let old = crd("{type: object, properties: {a: {type: string, default: old}}}");
+    let new = crd("{type: object, properties: {a: {type: string, default: new}}}");
+    let none = crd("{type: object, properties: {a: {type: string}}}");
+    for (other, rule, stored) in [
+        (&new, "default-changed", Some("new")),
+        (&none, "default-removed", None),
+    ] {
+        let w = witnessed_as(&old, other, rule, Class::ChangesStoredData);
+        assert_eq!(w.expect, Expect::StoredDifferently);
+        assert_eq!(w.short, ".spec without a");
+        assert!(w.object["spec"].get("a").is_none(), "{}", w.object);
+        let [(0, base), (1, theirs)] = &w.stored[..] else {
+            panic!("{rule}: what each side stores: {:?}", w.stored)
+        };
+        assert_eq!(base["spec"]["a"], "old", "{rule}");
+        assert_eq!(
+            theirs["spec"].get("a").and_then(Value::as_str),
+            stored,
+            "{rule}"
+        );
+        assert!(
+            other_accepts(other, &w.object),
+            "{rule}: nothing is rejected"
+        );
+    }
+}
+
+#[test]
+fn a_default_removed_from_a_required_field_is_breaking_shown_by_the_object_rejected() {
+    // cert-manager's issuerRef.group style, made required: the default was what let an
+    // object leave it out.
+    let a = crd(
+        "{type: object, required: [group], properties: {group: {type: string, default: cert-manager.io}}}",
+    );
+    let b = crd("{type: object, required: [group], properties: {group: {type: string}}}");
+    let w = witnessed(&a, &b, "default-removed");
+    assert_eq!(w.expect, Expect::Rejected);
+    assert_eq!(w.short, ".spec without group");
+    assert!(
+        w.reasons.iter().any(|r| r.contains(".spec.group")),
+        "{:?}",
+        w.reasons
+    );
+}
+
+#[test]
+fn a_selectable_field_removed_is_shown_by_the_field_selector_the_other_refuses() {
+    let spec = "{type: object, properties: {color: {type: string, enum: [red, blue]}}}";
+    let a = crd_with(
+        "Namespaced",
+        "v1",
+        spec,
+        "    selectableFields: [{jsonPath: .spec.color}]\n",
+    );
+    let b = crd(spec);
+    let w = witnessed_as(&a, &b, "selectableFields-removed", Class::ChangesSelection);
+    assert_eq!(w.expect, Expect::SelectorRefused);
+    assert_eq!(w.field_selector.as_deref(), Some("spec.color=red"));
+    assert_eq!(w.object["spec"]["color"], "red", "an object it selects");
+    assert_eq!(w.short, "--field-selector spec.color=red");
+    assert!(
+        other_accepts(&b, &w.object),
+        "the object itself is accepted"
+    );
+}
+
+fn other_accepts(api: &ApiDef, object: &Value) -> bool {
+    validate_object(root(api), object).is_valid()
 }
 
 #[test]
