@@ -16,7 +16,7 @@ use serde_json::Value;
 // refines them, does not depend on the diff.
 pub use super::finding::{Change, Class, Finding};
 use super::model::{
-    AdditionalProperties, ApiDef, Schema, SchemaNode, VersionDef, same_schema, short,
+    AdditionalProperties, ApiDef, Schema, SchemaNode, VersionDef, same_schema, short, shorten,
     version_priority,
 };
 use super::pattern::{self, Comparison};
@@ -608,11 +608,7 @@ fn join<'a>(set: impl IntoIterator<Item = &'a String>) -> String {
 }
 
 fn short_text(s: &str) -> String {
-    if s.chars().count() > 40 {
-        format!("{}...", s.chars().take(37).collect::<String>())
-    } else {
-        s.to_string()
-    }
+    shorten(s, 40)
 }
 
 /// Where a rule looks: the node of each source, the baseline's index, the path.

@@ -347,11 +347,16 @@ impl SchemaNode {
 
 /// A value, shortened for messages.
 pub fn short(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 60 {
-        format!("{}...", text.chars().take(57).collect::<String>())
+    shorten(&v.to_string(), 60)
+}
+
+/// `text` cut to `max` characters, the last one the UI's one truncation marker, `…`.
+pub fn shorten(text: &str, max: usize) -> String {
+    if text.chars().count() > max {
+        let kept: String = text.chars().take(max.saturating_sub(1)).collect();
+        format!("{kept}…")
     } else {
-        text
+        text.to_string()
     }
 }
 

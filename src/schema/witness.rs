@@ -16,7 +16,7 @@ use super::cel::{self, Verdict};
 // A witness is part of the finding it shows (see `finding`); the report names it from here.
 use super::finding::{Change, Class, Finding};
 pub use super::finding::{Expect, Witness};
-use super::model::{ApiDef, Schema};
+use super::model::{ApiDef, Schema, shorten};
 use super::pattern::{self, Comparison};
 use super::validate::{apply_defaults, validate_object};
 
@@ -712,12 +712,7 @@ fn about(reason: &str, at: &str) -> bool {
 }
 
 fn short_value(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 40 {
-        format!("{}...", text.chars().take(37).collect::<String>())
-    } else {
-        text
-    }
+    shorten(&v.to_string(), 40)
 }
 
 /// The constraint-driven search for a finding other than a CEL rule added.

@@ -1398,7 +1398,7 @@ fn printer_columns_changed_is_informational() {
             Informational,
             &[
                 Some("[]"),
-                Some(r#"[{"jsonPath":".spec.a","name":"A","ty..."#),
+                Some(r#"[{"jsonPath":".spec.a","name":"A","type…"#),
             ],
         )],
     );
