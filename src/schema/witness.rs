@@ -1341,7 +1341,13 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
     let parent_steps = &case.steps[..case.steps.len().saturating_sub(1)];
     let parent = node_at(case.root, parent_steps).filter(|_| !case.steps.is_empty());
     let mut generated = 0;
+    // The best witness so far: how many reasons besides its rule the other source rejects it
+    // for, that source, the rule, the object, its short form, the rule's reason.
+    let mut best: Option<(usize, usize, String, Value, String, String)> = None;
     for t in 0..CEL_TRIES {
+        if best.as_ref().is_some_and(|b| b.0 == 0) {
+            break;
+        }
         let (steps, value) = match parent {
             Some(p) if t % 3 == 2 => (parent_steps, g.random(p, 0)),
             _ if t == 0 => (&case.steps[..], g.minimal(b)),
@@ -1373,19 +1379,28 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
                             .get(k)
                             .copied()
                             .unwrap_or(at);
-                        let short = format!("{}: {}", concrete(&case.steps), short_value(sent));
-                        f.class = Class::Breaking;
-                        f.message = format!(
-                            "CEL rule {:?} added; it rejects an object the baseline accepts",
-                            r.key()
-                        );
-                        return found(
-                            *i,
-                            Expect::Rejected,
-                            object.clone(),
-                            short,
-                            vec![format!("{}: {message}", concrete(&case.steps))],
-                        );
+                        // Ranked as the other findings' witnesses are: one the other source
+                        // rejects for this rule alone wins, else the fewest other reasons.
+                        let besides = case.other_root(*i).map_or(0, |other| {
+                            validate_object(other, &object)
+                                .violations
+                                .iter()
+                                .filter(|v| !v.to_string().contains(&message))
+                                .count()
+                        });
+                        if best.as_ref().is_none_or(|b| besides < b.0) {
+                            let short = format!("{}: {}", concrete(&case.steps), short_value(sent));
+                            let reason = format!("{}: {message}", concrete(&case.steps));
+                            best = Some((
+                                besides,
+                                *i,
+                                r.key().to_string(),
+                                object.clone(),
+                                short,
+                                reason,
+                            ));
+                        }
+                        break;
                     }
                     Verdict::Undecided(why) => {
                         undecided.get_or_insert(format!("CEL rule {:?} undecided: {why}", r.key()));
@@ -1393,6 +1408,11 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
                 }
             }
         }
+    }
+    if let Some((_, i, key, object, short, reason)) = best {
+        f.class = Class::Breaking;
+        f.message = format!("CEL rule {key:?} added; it rejects an object the baseline accepts");
+        return found(i, Expect::Rejected, object, short, vec![reason]);
     }
     // Undecided only where no object showed a failure: one failure decides.
     if let Some(why) = undecided {

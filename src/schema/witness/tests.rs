@@ -497,3 +497,32 @@ fn the_table_and_json_show_the_same_cel_witness() {
         w.object
     );
 }
+
+#[test]
+fn a_cel_rule_added_is_shown_by_an_object_the_other_rejects_for_that_rule_alone() {
+    // The new schema also requires `b`: an object without it breaks the rule and the required
+    // field; one with it breaks the rule alone.
+    let a = crd("{type: object, properties: {a: {type: integer}, b: {type: string}}}");
+    let b = crd(
+        "{type: object, required: [b], x-kubernetes-validations: [{rule: '!has(self.a) || self.a < 50'}], properties: {a: {type: integer}, b: {type: string}}}",
+    );
+    let found = findings_of(&[Some(&a), Some(&b)]);
+    let f = found
+        .iter()
+        .find(|f| f.attribute == "x-kubernetes-validations")
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert_eq!(f.class, Class::Breaking, "{f:#?}");
+    let w = f.witness.as_ref().expect("a witness");
+    let reasons: Vec<String> = validate_object(root(&b), &w.object)
+        .violations
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        reasons.len(),
+        1,
+        "the rule's reason alone: {reasons:?} for {}",
+        w.object
+    );
+    assert!(w.object["spec"].get("b").is_some(), "{}", w.object);
+}
