@@ -765,6 +765,9 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
         }
         _ => {}
     }
+    if let Some(why) = shorter_than_pattern_allows(case, f, &others) {
+        return Outcome::None(why);
+    }
     let at = concrete(&case.steps);
     let plans = plans(case, f, &others, &mut g);
     let mut tried = Vec::new();
@@ -812,6 +815,37 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
         "none of {} objects built from the baseline's schema is accepted there and rejected by another source",
         tried.len()
     ))
+}
+
+/// A minLength added or raised that the baseline's own pattern already implies (prometheus-
+/// operator's `tokenUrl`: `^(http|https)://.+$` against `minLength: 1`): no string the
+/// baseline accepts is that short, so no object shows it.
+fn shorter_than_pattern_allows(case: &Case, f: &Finding, others: &[usize]) -> Option<String> {
+    if f.attribute != "minLength" {
+        return None;
+    }
+    let base = node_at(case.root, &case.steps)?;
+    let pattern = base.pattern.as_deref()?;
+    let min = base.min_length.unwrap_or(0) as usize;
+    let others_min = others
+        .iter()
+        .filter_map(|&i| case.other_root(i).and_then(|r| node_at(r, &case.steps)))
+        .filter_map(|o| o.min_length)
+        .max()? as usize;
+    if others_min == 0 || others_min <= min {
+        return None;
+    }
+    match pattern::accepted(pattern, min, Some(others_min - 1)) {
+        Ok(None) => Some(format!(
+            "no object exists: the baseline's pattern {pattern:?} accepts no {}",
+            if others_min == 1 {
+                "empty string".to_string()
+            } else {
+                format!("string of fewer than {others_min} characters")
+            }
+        )),
+        _ => None,
+    }
 }
 
 /// How well a rejection shows a finding at `at`, best first.

@@ -526,3 +526,26 @@ fn a_cel_rule_added_is_shown_by_an_object_the_other_rejects_for_that_rule_alone(
     );
     assert!(w.object["spec"].get("b").is_some(), "{}", w.object);
 }
+
+#[test]
+fn a_min_length_the_baselines_pattern_already_implies_has_no_witness_and_says_why() {
+    // prometheus-operator's tokenUrl, from 0.93 back to 0.68.
+    let a = crd("{type: object, properties: {u: {type: string, pattern: '^(http|https)://.+$'}}}");
+    let b = crd("{type: object, properties: {u: {type: string, minLength: 1}}}");
+    let found = findings_of(&[Some(&a), Some(&b)]);
+    let f = found
+        .iter()
+        .find(|f| f.rule() == "minLength-narrowed")
+        .unwrap_or_else(|| panic!("{found:#?}"));
+    assert!(f.witness.is_none(), "{f:#?}");
+    assert_eq!(
+        f.no_witness.as_deref(),
+        Some(
+            "no object exists: the baseline's pattern \"^(http|https)://.+$\" accepts no empty string"
+        )
+    );
+    // Where the pattern allows a short enough string, that is the witness.
+    let c = crd("{type: object, properties: {u: {type: string, pattern: '^a*$'}}}");
+    let w = witnessed(&c, &b, "minLength-narrowed");
+    assert_eq!(w.short, ".spec.u: \"\"");
+}
