@@ -40,7 +40,7 @@ pub type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 /// A domain's own error type (see the module's docs): it says how the process ends.
 ///
-/// ```ignore
+/// ```text
 /// #[derive(Debug, thiserror::Error)]
 /// pub enum JournalError {
 ///     #[error("the journal {name} was written by a newer kubectl-migrate ({version})")]

@@ -21,7 +21,7 @@ pub fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// entries, then emptied and filled again, so that inputs made up by the thousand (property
 /// tests, fuzzing) cannot grow it for ever. Meant for a `static`:
 ///
-/// ```ignore
+/// ```text
 /// static RULES: Memo<String, Arc<Compiled>> = Memo::new(4096);
 /// let rule = RULES.get_or_compute(text, || Arc::new(compile(text)));
 /// ```
