@@ -98,8 +98,7 @@ pub struct SchemaNode {
     pub max_properties: Option<u64>,
     #[serde(
         skip_serializing_if = "Option::is_none",
-        serialize_with = "integral_as_integer",
-        deserialize_with = "any_number"
+        serialize_with = "integral_as_integer"
     )]
     pub maximum: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -110,14 +109,12 @@ pub struct SchemaNode {
     pub min_properties: Option<u64>,
     #[serde(
         skip_serializing_if = "Option::is_none",
-        serialize_with = "integral_as_integer",
-        deserialize_with = "any_number"
+        serialize_with = "integral_as_integer"
     )]
     pub minimum: Option<f64>,
     #[serde(
         skip_serializing_if = "Option::is_none",
-        serialize_with = "integral_as_integer",
-        deserialize_with = "any_number"
+        serialize_with = "integral_as_integer"
     )]
     pub multiple_of: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -201,12 +198,6 @@ fn integral_as_integer<S: Serializer>(
         Some(v) => number_value(*v).serialize(serializer),
         None => serializer.serialize_none(),
     }
-}
-
-/// A bound read back from any number, as written by [`integral_as_integer`] (a format that keeps
-/// integers apart from floats, as the packed form does, gives an integral bound back as one).
-fn any_number<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<f64>, D::Error> {
-    Option::<serde_json::Number>::deserialize(deserializer).map(|n| n.and_then(|n| n.as_f64()))
 }
 
 /// Whether two nodes are equal. Sources that hold the very same CRD share one parsed copy, so

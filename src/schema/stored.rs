@@ -4,7 +4,7 @@
 //! [`SchemaNode`](super::model::SchemaNode) of some 600 bytes. Three sources of 1,000 CRDs took
 //! well over a gigabyte that way. So a CRD is parsed (and checked) once while loading, so that
 //! every input error is reported before any output, and is then kept packed: the parsed model
-//! in CBOR (`ciborium`), as the model's one serde definition lays it out. It is
+//! in MessagePack (`rmp-serde`), as the model's one serde definition lays it out. It is
 //! unpacked again when it is compared, one API at a time; unpacking only reads the fields back:
 //! it neither builds the manifest again nor checks it again. Built-in types (few, and large)
 //! are kept parsed.
@@ -81,7 +81,7 @@ fn served(api: &ApiDef) -> Vec<String> {
         .collect()
 }
 
-/// A part of the model, packed: CBOR with each struct as a map of its members' names
+/// A part of the model, packed: MessagePack with each struct as a map of its members' names
 /// (which serde skips where empty), so that what is written can be read back without a schema of
 /// its own, and JSON values keep their kind and bits (`1.0` stays a float, `-0.0` its sign).
 #[derive(Clone, PartialEq)]
@@ -93,10 +93,6 @@ impl std::fmt::Debug for Packed {
     }
 }
 
-/// How deeply a packed value may nest when unpacked: above ciborium's default (256), which the
-/// wrappers around a schema the readers accept (nested up to 128 levels) could come close to.
-const UNPACK_DEPTH: usize = 1024;
-
 impl Packed {
     pub fn pack(value: &impl Serialize) -> Packed {
         // Packed into a buffer kept per thread, then copied once at its final size: growing a
@@ -106,14 +102,13 @@ impl Packed {
         }
         PACKING.with_borrow_mut(|out| {
             out.clear();
-            ciborium::into_writer(value, &mut *out).expect("the model packs into memory");
+            rmp_serde::encode::write_named(out, value).expect("the model packs into memory");
             Packed(out.as_slice().into())
         })
     }
 
     pub fn unpack<T: DeserializeOwned>(&self) -> T {
-        ciborium::de::from_reader_with_recursion_limit(&self.0[..], UNPACK_DEPTH)
-            .expect("unpacks what was packed")
+        rmp_serde::from_slice(&self.0).expect("unpacks what was packed")
     }
 }
 
