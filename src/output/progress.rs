@@ -37,25 +37,37 @@ pub fn progress(
         ProgressDrawTarget::hidden()
     };
     let bar = ProgressBar::with_draw_target(Some(0), target);
-    let title = title.to_string();
-    let style = ProgressStyle::with_template("{wide_msg}\n{status}")
-        .expect("the template is valid")
-        .with_key(
-            "status",
-            move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
-                // The width indicatif draws at is the same terminal's.
-                let width = terminal::width().unwrap_or(80);
-                let len = state.len().unwrap_or(0);
-                let line = status_line(width, &title, state.pos(), len, &extras(state));
-                let _ = w.write_str(&line);
-            },
-        );
-    bar.set_style(style);
+    // The width indicatif draws at is the same terminal's.
+    bar.set_style(style(title, extras, || terminal::width().unwrap_or(80)));
     bar.enable_steady_tick(Duration::from_millis(200));
     Progress {
         bar,
         _echo: terminal::echo(false),
     }
+}
+
+/// The message over the status line, both within `width() - 1` columns: the last column stays
+/// blank, so no text runs to the terminal's edge, where the terminal would join it to the next
+/// row (a copy of the screen would read the two lines as one) and a terminal without deferred
+/// wrapping would move on a row early.
+fn style(
+    title: &str,
+    extras: impl Fn(&ProgressState) -> Vec<String> + Clone + Send + Sync + 'static,
+    width: impl Fn() -> usize + Clone + Send + Sync + 'static,
+) -> ProgressStyle {
+    let title = title.to_string();
+    // The blank after `wide_msg` takes the last column from it.
+    ProgressStyle::with_template("{wide_msg} \n{status}")
+        .expect("the template is valid")
+        .with_key(
+            "status",
+            move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let len = state.len().unwrap_or(0);
+                let room = width().saturating_sub(1);
+                let line = status_line(room, &title, state.pos(), len, &extras(state));
+                let _ = w.write_str(&line);
+            },
+        )
 }
 
 /// The widths a bar is drawn at: as wide as this where there is room, no narrower than the
@@ -108,7 +120,103 @@ fn bar(width: usize, pos: u64, len: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::num::NonZeroU16;
+    use std::sync::{Arc, Mutex};
+
+    use indicatif::TermLike;
+
     use super::*;
+
+    /// A terminal of `cols` columns: indicatif draws into the emulator as into a real one.
+    #[derive(Clone)]
+    struct Screen(Arc<Mutex<vt100::Parser>>, NonZeroU16);
+
+    impl Screen {
+        fn new(cols: u16) -> Self {
+            let size = |n| NonZeroU16::new(n).expect("a terminal has rows and columns");
+            let parser = vt100::Parser::new(size(10), size(cols), 0);
+            Screen(Arc::new(Mutex::new(parser)), size(cols))
+        }
+
+        fn feed(&self, bytes: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().process(bytes.as_bytes());
+            Ok(())
+        }
+
+        /// The rows as drawn, without the blanks at their ends.
+        fn rows(&self) -> Vec<String> {
+            let parser = self.0.lock().unwrap();
+            let rows = parser.screen().rows(0, self.1.get());
+            rows.map(|row| row.trim_end().to_string()).collect()
+        }
+    }
+
+    impl std::fmt::Debug for Screen {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "a terminal of {} columns", self.1)
+        }
+    }
+
+    impl TermLike for Screen {
+        fn width(&self) -> u16 {
+            self.1.get()
+        }
+        fn move_cursor_up(&self, n: usize) -> std::io::Result<()> {
+            self.feed(&format!("\x1b[{n}A"))
+        }
+        fn move_cursor_down(&self, n: usize) -> std::io::Result<()> {
+            self.feed(&format!("\x1b[{n}B"))
+        }
+        fn move_cursor_right(&self, n: usize) -> std::io::Result<()> {
+            self.feed(&format!("\x1b[{n}C"))
+        }
+        fn move_cursor_left(&self, n: usize) -> std::io::Result<()> {
+            self.feed(&format!("\x1b[{n}D"))
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.feed(&format!("{s}\r\n"))
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.feed(s)
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            self.feed("\r\x1b[2K")
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A message as wide as the terminal, or wider, never reaches its last column; neither does
+    /// the status line, at 80 columns as at 200.
+    #[test]
+    fn no_line_of_the_display_reaches_the_last_column() {
+        for cols in [80u16, 200] {
+            let width = usize::from(cols);
+            for message_width in [width - 2, width - 1, width, width + 1, 3 * width] {
+                let screen = Screen::new(cols);
+                let bar = ProgressBar::with_draw_target(
+                    Some(3),
+                    ProgressDrawTarget::term_like(Box::new(screen.clone())),
+                );
+                bar.set_style(style("web km-a->km-b", |_| extras(), move || width));
+                let message = "m".repeat(message_width);
+                bar.set_message(message.clone());
+                bar.set_position(2);
+                bar.tick();
+                let rows = screen.rows();
+                let shown = message_width.min(width - 1);
+                assert_eq!(rows[0], message[..shown], "{cols}: {rows:?}");
+                assert!(rows[1].starts_with("web km-a->km-b ["), "{cols}: {rows:?}");
+                for text in &rows {
+                    assert!(
+                        text.chars().count() < width,
+                        "{cols}: {text:?} reaches the edge"
+                    );
+                }
+            }
+        }
+    }
 
     fn extras() -> Vec<String> {
         [", 12s on this step", ", 1m5s in all", ", about 2m10s left"]
