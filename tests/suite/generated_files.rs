@@ -139,3 +139,50 @@ fn crds_are_up_to_date() {
         "stale CRDs: {stale:?}\nregenerate with: UPDATE_GENERATED=1 cargo test --test suite generated_files::"
     );
 }
+
+/// The project's own `schema-diff` guards its API: the CRDs in deploy/crds/ accept every object
+/// the last release's CRDs (api/released/) accept, and serve every API they served.
+#[test]
+fn the_crds_accept_every_object_the_last_release_accepted() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let released = std::fs::read_dir(root.join("api/released"))
+        .unwrap()
+        .filter(|entry| {
+            let name = entry.as_ref().unwrap().file_name();
+            name.to_string_lossy().ends_with(".yaml")
+        })
+        .count();
+    assert!(released > 0, "api/released/ holds no CRD");
+    let diff = |output: &[&str]| {
+        assert_cmd::Command::cargo_bin("kubectl-migrate")
+            .unwrap()
+            .args(["schema-diff", "-f", "api/released", "-f", "deploy/crds"])
+            .args(["--fail-on", "breaking"])
+            .args(output)
+            .env("NO_COLOR", "1")
+            .env("KUBECONFIG", "/nonexistent/kubeconfig")
+            .current_dir(root)
+            .output()
+            .unwrap()
+    };
+    let out = diff(&["-o", "json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "schema-diff printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let summary = &report["summary"];
+    assert!(
+        summary["apis"].as_u64().unwrap() >= released as u64,
+        "not every released CRD was compared: {summary}"
+    );
+    if !out.status.success() || summary["failing"] != 0 {
+        let table = diff(&[]);
+        panic!(
+            "deploy/crds/ rejects what the last release (api/released/) accepted:\n{}\n\
+             Keep the released version compatible, or serve the change as a new API version.",
+            String::from_utf8_lossy(&table.stdout)
+        );
+    }
+}
