@@ -9,7 +9,7 @@ use crate::cluster::Target;
 use crate::statefulset::{Batch, DryRun, Mode, Observe, OnTimeout, Settings, VolumeMode};
 
 /// The CLI's `--timeout` default.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Each API request of a run is bounded, so that a hung member cannot hold a run forever.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 

@@ -14,6 +14,7 @@
 pub mod api;
 pub mod decide;
 mod http;
+pub mod spec;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

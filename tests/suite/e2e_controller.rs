@@ -167,10 +167,16 @@ pub(crate) fn apply(namespace: &str, name: &str, spec: serde_json::Value) {
 
 /// `kubectl apply -f -` of `text` (YAML or JSON) in km-c.
 pub(crate) fn apply_text(text: &str) {
+    let out = kubectl_with_input(&["--context", CONTEXT_C, "apply", "-f", "-"], text);
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// kubectl `args` with `input` on its stdin.
+pub(crate) fn kubectl_with_input(args: &[&str], input: &str) -> std::process::Output {
     let mut child = std::process::Command::new(support::cluster_bin_dir().join("kubectl"))
         .arg("--kubeconfig")
         .arg(support::kubeconfig_path())
-        .args(["--context", CONTEXT_C, "apply", "-f", "-"])
+        .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -180,10 +186,9 @@ pub(crate) fn apply_text(text: &str) {
         .stdin
         .take()
         .unwrap()
-        .write_all(text.as_bytes())
+        .write_all(input.as_bytes())
         .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{out:?}");
+    child.wait_with_output().unwrap()
 }
 
 /// Waits until the resource's condition `type_` has `status`; returns the resource.

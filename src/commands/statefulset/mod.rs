@@ -2,6 +2,7 @@
 //! `crate::statefulset`). This module turns the flags into [`Settings`], drives the run as its
 //! [`Operator`] (prompts, progress bar, event lines or NDJSON) and prints what it returns.
 mod console;
+mod in_cluster;
 mod render;
 mod selection;
 
@@ -173,6 +174,21 @@ pub struct Args {
     #[arg(long, requires = "cleanup")]
     pub restore_reclaim_policy: bool,
 
+    /// Hand the run to the controller: create a StatefulSetMigration in the management cluster
+    /// (its kubeconfig Secrets there name the two clusters by context) and follow its status;
+    /// -o yaml --dry-run=client prints it for Git
+    #[arg(long, conflicts_with_all = ["status", "cleanup", "rebuild_journal", "recreate_destination", "step", "selector", "all", "to_kubeconfig"])]
+    pub in_cluster: bool,
+
+    /// With --in-cluster: the management cluster's context (default: the current context)
+    #[arg(long, value_name = "CONTEXT", requires = "in_cluster", add = ArgValueCandidates::new(to_context_candidates))]
+    pub management_context: Option<String>,
+
+    /// With --in-cluster: the namespace of the StatefulSetMigration and of the kubeconfig
+    /// Secrets (default: the management context's namespace)
+    #[arg(long, value_name = "NS", requires = "in_cluster")]
+    pub management_namespace: Option<String>,
+
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -200,6 +216,8 @@ pub struct Resolved {
     /// As given, for the resume command.
     pub kubeconfig: Option<PathBuf>,
     pub to_kubeconfig: Option<PathBuf>,
+    /// --in-cluster: where the controller's resource goes.
+    pub in_cluster: Option<in_cluster::Management>,
 }
 
 /// The StatefulSets of a selection, found in the source namespace when the run starts.
@@ -385,6 +403,11 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
         output: args.output.format(),
         kubeconfig: global.kubeconfig.clone(),
         to_kubeconfig: args.to_kubeconfig.clone(),
+        in_cluster: args.in_cluster.then(|| in_cluster::Management {
+            kubeconfig: global.kubeconfig.clone(),
+            context: args.management_context.clone(),
+            namespace: args.management_namespace.clone(),
+        }),
     })
 }
 
@@ -490,6 +513,17 @@ pub fn resume_command(resolved: &Resolved) -> String {
     if resolved.output == OutputFormat::Json {
         flag("-o", "json".as_ref());
     }
+    if let Some(management) = &resolved.in_cluster {
+        words.push("--in-cluster".into());
+        let mut flag = |name: &str, value: &Option<String>| {
+            if let Some(value) = value {
+                words.push(name.to_string());
+                words.push(shell_quote(value.as_ref()));
+            }
+        };
+        flag("--management-context", &management.context);
+        flag("--management-namespace", &management.namespace);
+    }
     let switches = [
         (s.copy_dependencies, "--copy-dependencies"),
         (s.create_namespace, "--create-namespace"),
@@ -545,6 +579,9 @@ fn shell_quote(word: &OsStr) -> String {
 
 pub async fn exec(global: &GlobalArgs, args: &Args) -> Result<()> {
     let resolved = resolve(global, args)?;
+    if let Some(management) = &resolved.in_cluster {
+        return in_cluster::exec(&resolved, management).await;
+    }
     if let Some(selection) = &resolved.selection {
         return selection::exec(&resolved, selection).await;
     }
