@@ -7,8 +7,11 @@ use kube::Api;
 use kubectl_migrate::controller::api::{Phase, StatefulSetMigration};
 
 use crate::e2e_controller::{Controller, install_crds, kubeconfig_secret, kubectl_with_input};
+use support::pty::{Spawn, Term};
 use support::sts::{Pair, SplitBrainObserver, assert_moved, assert_rolled_back, plugin};
-use support::{CONTEXT_C, TestNamespace, client};
+use support::{CONTEXT_C, TestNamespace, client, poll_until};
+
+const WAIT: std::time::Duration = std::time::Duration::from_secs(180);
 
 /// `kubectl migrate statefulset web` from km-a to km-b in `ns`, handed to the controller whose
 /// resources live in namespace `home` of km-c.
@@ -177,4 +180,103 @@ async fn refusals_write_nothing_and_the_dry_run_prints_what_the_server_accepts()
         text(&accepted.stderr)
     );
     assert_none(&api).await;
+}
+
+/// On a terminal at 80 columns: the question says what the controller will be asked, the
+/// progress display follows the resource, and Ctrl-C stops following only (exit 3, the command
+/// that follows again) while the controller completes the migration.
+#[tokio::test]
+async fn on_a_terminal_it_asks_follows_and_ctrl_c_stops_only_the_following() {
+    install_crds();
+    let c = client(CONTEXT_C).await;
+    let home = TestNamespace::create(&c, CONTEXT_C, "ctl-cli-pty").await;
+    kubeconfig_secret(&home.name, "a");
+    kubeconfig_secret(&home.name, "b");
+    let pair = Pair::new("ctl-cli-pty").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    let observer = SplitBrainObserver::start(pair.ns());
+    let _controller = Controller::start(&home.name).await;
+
+    let (ns, home_ns) = (pair.ns().to_string(), home.name.clone());
+    let (asked, following, stopped) = tokio::task::spawn_blocking(move || {
+        let kubeconfig = support::kubeconfig_path();
+        let args = [
+            "statefulset",
+            "web",
+            "--context",
+            "km-a",
+            "-n",
+            &ns,
+            "--to-context",
+            "km-b",
+            "--in-cluster",
+            "--management-context",
+            CONTEXT_C,
+            "--management-namespace",
+            &home_ns,
+            "--health-check",
+            "sleep 3",
+        ];
+        let mut term = Term::spawn(Spawn {
+            program: std::path::Path::new(env!("CARGO_BIN_EXE_kubectl-migrate")),
+            args: &args,
+            env: &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
+            cwd: None,
+            cols: 80,
+            rows: 40,
+        });
+        let asked = term.wait_for("the question", WAIT, |s| s.contains("Continue? [y/N]"));
+        term.send("y\r");
+        let following = term.wait_for("the progress display", WAIT, |s| {
+            s.lines().any(|l| l.starts_with("web (in the cluster) ["))
+        });
+        term.send("\x03");
+        (asked, following, term.finish(WAIT))
+    })
+    .await
+    .unwrap();
+    assert!(
+        asked.contains("ask the controller in km-c to move web from km-a/"),
+        "{asked}"
+    );
+    assert!(following.contains("web (in the cluster) ["), "{following}");
+    assert_eq!(stopped.code, 3, "{}", stopped.screen);
+    assert!(
+        stopped
+            .screen
+            .contains("stopped following web; the controller goes on with it")
+            && stopped
+                .screen
+                .contains("--in-cluster --management-context km-c"),
+        "{}",
+        stopped.screen
+    );
+    // Only the command to copy runs past 80 columns: it stays one line, whole.
+    let follow_again = format!(
+        "kubectl migrate statefulset web --context km-a -n {} --to-context km-b --health-check 'sleep 3' --in-cluster --management-context km-c --management-namespace {}",
+        pair.ns(),
+        home.name
+    );
+    assert!(
+        stopped
+            .wrapped
+            .iter()
+            .all(|row| follow_again.contains(row.trim())),
+        "{:?}\n{}",
+        stopped.wrapped,
+        stopped.screen
+    );
+    assert!(!stopped.cursor_hidden, "{}", stopped.screen);
+
+    // The controller went on without the terminal.
+    let api: Api<StatefulSetMigration> = Api::namespaced(c.clone(), &home.name);
+    poll_until(WAIT, "the controller completes the migration", || async {
+        let found = api.get("web").await.unwrap();
+        found.status.and_then(|s| s.phase) == Some(Phase::Completed)
+    })
+    .await;
+    assert_moved(&pair, &before, 2).await;
+    observer.assert_never_split();
 }
