@@ -173,6 +173,10 @@ pub const RULES: &[(&str, &str)] = &[
     ("description-changed", "informational"),
     ("title-changed", "informational"),
     (
+        "example-changed",
+        "informational: the API server does not validate with it",
+    ),
+    (
         "extension-changed",
         "informational: other x-kubernetes-* extensions",
     ),
@@ -906,6 +910,13 @@ impl Walker<'_> {
             "title",
             |s| s.title.clone(),
             show_opt,
+            judge_informational,
+        );
+        self.rule(
+            &at,
+            "example",
+            |s| s.example.as_deref().cloned(),
+            show_opt_value,
             judge_informational,
         );
         self.rule(

@@ -870,6 +870,7 @@ fn merge_flags_and_texts(nodes: &[&Schema], out: &mut SchemaNode, conflicts: &mu
     }
     out.embedded_resource = nodes.iter().any(|n| n.embedded_resource);
     out.title = agreed(nodes, |n| n.title.clone()).flatten();
+    out.example = agreed(nodes, |n| n.example.clone()).flatten();
     // Descriptions differ in wording all the time; keep one (the smallest, for symmetry).
     out.description = nodes.iter().filter_map(|n| n.description.clone()).min();
 }

@@ -650,6 +650,10 @@ async fn check_objects(
             return Err(Error::input(&name, "contains no objects"));
         }
         for manifest::Object { at, value } in found {
+            // As kubectl sends it (Go writes the number 1.0 as 1): the API server compares enum
+            // members inside lists and objects by their type too, so `[1.0]` sent as read
+            // would be refused where kubectl's `[1]` is accepted.
+            let value = parse::canonical_numbers(value);
             let doc = &value;
             let (group, version, kind) = type_of(doc).ok_or_else(|| {
                 Error::input(

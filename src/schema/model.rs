@@ -18,38 +18,76 @@ use serde_json::Value;
 /// (the LCD keeps what all sources have alike; its manifest shares the LCD's schemas) shares
 /// the node instead of copying its whole subtree. Changing a shared node copies that node, not
 /// its children, first.
-#[derive(Clone, PartialEq, Default)]
-pub struct Schema(std::sync::Arc<SchemaNode>);
+#[derive(Clone, Default)]
+pub struct Schema(std::sync::Arc<Shared>);
+
+/// A node and what is worked out from it once, kept beside it until it changes.
+#[derive(Clone, Default)]
+struct Shared {
+    node: SchemaNode,
+    /// [`Schema::defaulted_properties`]: the validator defaults every object it checks, and a
+    /// witness search checks thousands against the same schema, whose objects may have
+    /// hundreds of thousands of properties; scanning them all for defaults each time made the
+    /// search quadratic.
+    defaulted: std::sync::OnceLock<Box<[String]>>,
+}
 
 impl std::ops::Deref for Schema {
     type Target = SchemaNode;
     fn deref(&self) -> &SchemaNode {
-        &self.0
+        &self.0.node
     }
 }
 
+/// A change goes through here, so what was worked out from the node is dropped with it (a
+/// child's `default` changes through its parent's `properties`, which passes here too).
 impl std::ops::DerefMut for Schema {
     fn deref_mut(&mut self) -> &mut SchemaNode {
-        std::sync::Arc::make_mut(&mut self.0)
+        let shared = std::sync::Arc::make_mut(&mut self.0);
+        shared.defaulted = std::sync::OnceLock::new();
+        &mut shared.node
     }
 }
 
 impl From<SchemaNode> for Schema {
     fn from(node: SchemaNode) -> Schema {
-        Schema(std::sync::Arc::new(node))
+        Schema(std::sync::Arc::new(Shared {
+            node,
+            defaulted: std::sync::OnceLock::new(),
+        }))
+    }
+}
+
+impl PartialEq for Schema {
+    fn eq(&self, other: &Schema) -> bool {
+        self.0.node == other.0.node
+    }
+}
+
+impl Schema {
+    /// The names of the properties that have a `default`, in name order; worked out once per
+    /// node.
+    pub fn defaulted_properties(&self) -> &[String] {
+        self.0.defaulted.get_or_init(|| {
+            self.properties
+                .iter()
+                .filter(|(_, p)| p.default.is_some())
+                .map(|(name, _)| name.clone())
+                .collect()
+        })
     }
 }
 
 impl std::fmt::Debug for Schema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        self.0.node.fmt(f)
     }
 }
 
 /// Written and read as the node it points to.
 impl Serialize for Schema {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        self.0.node.serialize(serializer)
     }
 }
 
@@ -60,8 +98,9 @@ impl<'de> Deserialize<'de> for Schema {
 }
 
 /// The keywords of one schema node, named as the API server's `JSONSchemaProps` names them.
-/// Keywords the API server ignores for validation, such as `example` and `externalDocs`, are
-/// not kept. Empty and false keywords are not written.
+/// Keywords the API server ignores for validation are not kept (`externalDocs`, `id`,
+/// `$schema`), except `example`, whose change is reported. Empty and false keywords are not
+/// written.
 ///
 /// The fields are declared in the order of their names: serde writes them in declaration order,
 /// and so writes the members sorted, as a `serde_json` map has them (kubectl's output, and this
@@ -82,6 +121,9 @@ pub struct SchemaNode {
     pub description: Option<String>,
     #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
     pub enum_values: Option<Vec<Value>>,
+    /// Informational: a change is reported, never judged (boxed: most nodes have none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example: Option<Box<Value>>,
     #[serde(skip_serializing_if = "is_false")]
     pub exclusive_maximum: bool,
     #[serde(skip_serializing_if = "is_false")]

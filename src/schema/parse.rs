@@ -250,7 +250,8 @@ impl Parser<'_> {
                 "x-kubernetes-map-type" => s.map_type = self.string(v, path, key),
                 "x-kubernetes-list-map-keys" => s.list_map_keys = self.string_list(v, path, key),
                 "x-kubernetes-validations" => s.validations = self.cel_rules(v, path),
-                "example" | "externalDocs" | "id" | "$schema" => {}
+                "example" => s.example = Some(Box::new(canonical_numbers(v.to_value()))),
+                "externalDocs" | "id" | "$schema" => {}
                 other
                     if other.starts_with("x-kubernetes-")
                         || (!structural && other.starts_with("x-")) =>

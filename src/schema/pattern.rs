@@ -118,6 +118,14 @@ pub fn to_rust(go: &str) -> Result<String, String> {
     Ok(out)
 }
 
+/// A Go pattern compiled for matching values, read as [`to_rust`] reads it (the one reading the
+/// diff compares patterns by): `\d` is `[0-9]`, not every Unicode digit. The search is
+/// unanchored, as the API server's.
+pub fn regex(go: &str) -> Result<regex::Regex, String> {
+    let rust = to_rust(go)?;
+    regex::Regex::new(&rust).map_err(|e| format!("not compiled: {e}"))
+}
+
 /// Go's Perl classes, in and outside brackets (perl_groups.go in Go's regexp/syntax).
 fn perl_class(kind: &ast::ClassPerlKind, negated: bool, in_brackets: bool) -> &'static str {
     use ast::ClassPerlKind::{Digit, Space, Word};

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::cel::{self, Verdict};
 use super::model::{AdditionalProperties, Schema};
+use super::pattern;
 use crate::sync::Memo;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,8 +65,11 @@ fn validate_defaulted(schema: &Schema, value: &Value, root: bool) -> Outcome {
 /// the default values too, as the API server's structural defaulting does.
 pub fn apply_defaults(schema: &Schema, value: &mut Value) {
     match value {
+        // By the object's members and the schema's defaulted properties, never all of the
+        // schema's properties: this runs for every object the witness search tries.
         Value::Object(map) => {
-            for (name, prop) in &schema.properties {
+            for name in schema.defaulted_properties() {
+                let prop = &schema.properties[name];
                 let missing = match map.get(name) {
                     None => true,
                     Some(Value::Null) => !prop.nullable,
@@ -74,14 +78,14 @@ pub fn apply_defaults(schema: &Schema, value: &mut Value) {
                 if missing && let Some(d) = &prop.default {
                     map.insert(name.clone(), d.clone());
                 }
-                if let Some(child) = map.get_mut(name) {
-                    apply_defaults(prop, child);
-                }
             }
-            if let Some(values) = schema.map_values() {
-                for (name, child) in map.iter_mut() {
-                    if !schema.properties.contains_key(name) {
-                        apply_defaults(values, child);
+            for (name, child) in map.iter_mut() {
+                match schema.properties.get(name) {
+                    Some(prop) => apply_defaults(prop, child),
+                    None => {
+                        if let Some(values) = schema.map_values() {
+                            apply_defaults(values, child);
+                        }
                     }
                 }
             }
@@ -343,7 +347,7 @@ impl Validator {
                     }
                     Some(_) => {}
                     None => self.out.unchecked.push(format!(
-                        "{path}: pattern {p:?} (not a regular expression this tool reads)"
+                        "{path}: pattern {p:?} (not a regular expression this tool reads as Go does)"
                     )),
                 }
             }
@@ -434,12 +438,13 @@ impl Validator {
     }
 }
 
-/// The compiled `pattern`, or `None` when the regex crate does not read it. Each pattern is
-/// compiled once and kept (by its text): values are validated by the thousand against the few
-/// patterns of a schema. The cache is emptied when it reaches [`PATTERNS_KEPT`] patterns, so
-/// that schemas made up by the thousand (property tests, fuzzing) do not grow it for ever.
+/// The compiled `pattern`, or `None` when it is not read here ([`pattern::regex`], the one
+/// reading of a Go pattern, which the diff uses too). Each pattern is compiled once and kept (by
+/// its text): values are validated by the thousand against the few patterns of a schema. The
+/// cache is emptied when it reaches [`PATTERNS_KEPT`] patterns, so that schemas made up by the
+/// thousand (property tests, fuzzing) do not grow it for ever.
 fn compiled(pattern: &str) -> Option<Regex> {
-    PATTERNS.get_or_compute(pattern, || Regex::new(pattern).ok())
+    PATTERNS.get_or_compute(pattern, || pattern::regex(pattern).ok())
 }
 
 static PATTERNS: Memo<String, Option<Regex>> = Memo::new(PATTERNS_KEPT);
@@ -455,9 +460,20 @@ fn is_integer(v: &Value) -> bool {
     v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0)
 }
 
+/// Whether an enum member and a value are the same JSON value, numbers by value at any depth
+/// (`1` and `1.0`, in a list or an object too): kubectl sends both as `1`, and the enum's
+/// members were read so.
 fn json_equal(a: &Value, b: &Value) -> bool {
-    match (a.as_f64(), b.as_f64()) {
-        (Some(x), Some(y)) => x == y,
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => a.as_f64() == b.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+        }
         _ => a == b,
     }
 }

@@ -249,12 +249,15 @@ impl Generator {
                     map.insert(name.clone(), v);
                 }
                 let least = s.min_properties.unwrap_or(0) as usize;
+                // Only as many as minProperties still asks for: an object may have hundreds of
+                // thousands of properties, and this runs for every object a search builds.
                 let optional: Vec<&String> = s
                     .properties
                     .keys()
                     .filter(|p| !map.contains_key(*p))
+                    .take(least.saturating_sub(map.len()))
                     .collect();
-                for name in optional.into_iter().take(least.saturating_sub(map.len())) {
+                for name in optional {
                     let v = self.nth(&s.properties[name], k, depth + 1);
                     map.insert(name.clone(), v);
                 }

@@ -757,3 +757,77 @@ async fn a_default_and_a_selectable_field_removed_are_shown_by_what_each_server_
     assert_eq!(code, 400, "{message}");
     assert!(message.contains("spec.secretName"), "{message}");
 }
+
+/// `--object` reads a `pattern` as the API server does (Go's ASCII `\d`, not every Unicode
+/// digit) and compares enum members by value inside lists and objects too (`[1.0]` is sent as
+/// kubectl sends it, `[1]`): the local verdict of each object is the server's dry-run verdict.
+#[tokio::test]
+async fn the_local_validator_reads_patterns_and_enum_numbers_as_the_server_does() {
+    let a = client(CONTEXT_A).await;
+    let group = format!("v{}.km.example.com", support::unique_suffix());
+    let crd = format!(
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: probes.{group}}}
+spec:
+  group: {group}
+  names: {{kind: Probe, plural: probes}}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          digits: {{type: string, pattern: '^\d+$'}}
+          pair: {{type: array, items: {{type: number}}, enum: [[1, 2.5], [3]]}}
+"#
+    );
+    let _crd = InstalledCrd::install(&a, CONTEXT_A, &crd).await;
+    let name = format!("val-{}", support::unique_suffix());
+    let _ns = TestNamespace::create_named(&a, CONTEXT_A, &name).await;
+    // (the member and its value, whether the server accepts it)
+    let cases = [
+        ("digits: \"12\"", true),
+        ("digits: \"١٢\"", false),
+        ("digits: \"１２\"", false),
+        ("pair: [1.0, 2.5]", true),
+        ("pair: [3.0]", true),
+        ("pair: [2.5, 1]", false),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let object = dir.path().join("objects.yaml");
+    let documents: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .map(|(i, (member, _))| {
+            format!("apiVersion: {group}/v1\nkind: Probe\nmetadata: {{name: p{i}}}\n{member}\n")
+        })
+        .collect();
+    std::fs::write(&object, documents.join("---\n")).unwrap();
+    let out = plugin()
+        .args([
+            "schema-diff",
+            "--context",
+            CONTEXT_A,
+            "--server",
+            "-n",
+            &name,
+        ])
+        .args(["-o", "json", "--object"])
+        .arg(&object)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let objects = v["objects"].as_array().unwrap();
+    assert_eq!(objects.len(), cases.len(), "{v:#}");
+    for ((member, accepted), object) in cases.iter().zip(objects) {
+        let result = &object["results"][0];
+        let want = if *accepted { "accepted" } else { "rejected" };
+        assert_eq!(result["server"], want, "the server on {member}: {result:#}");
+        assert_eq!(result["local"], want, "locally, {member}: {result:#}");
+    }
+}

@@ -1114,8 +1114,8 @@ fn value_validations_added_removed_changed() {
 fn description_title_and_extensions_are_informational() {
     check(
         &diff2(
-            &leaf("{type: string, description: old, title: A}"),
-            &leaf("{type: string, description: new, title: B}"),
+            &leaf("{type: string, description: old, title: A, example: x}"),
+            &leaf("{type: string, description: new, title: B, example: y}"),
         ),
         &[
             (
@@ -1131,6 +1131,13 @@ fn description_title_and_extensions_are_informational() {
                 "title-changed",
                 Informational,
                 &[Some("A"), Some("B")],
+            ),
+            (
+                "v1",
+                ".spec.a",
+                "example-changed",
+                Informational,
+                &[Some("\"x\""), Some("\"y\"")],
             ),
         ],
     );

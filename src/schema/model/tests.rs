@@ -54,6 +54,7 @@ pub(crate) fn every_keyword() -> Schema {
         default: Some(json!({"a": [1, -2, 0.5, null, true, "s"]})),
         nullable: true,
         enum_values: Some(vec![json!("a"), json!(2), json!(null)]),
+        example: Some(Box::new(json!({"e": [1.5]}))),
         pattern: Some("^a+$".into()),
         max_length: Some(u64::MAX),
         min_length: Some(1),

@@ -159,3 +159,73 @@ fn cel_rules_are_evaluated_and_those_not_decided_are_unchecked() {
     assert!(outcome.unchecked[1].contains("update only"));
     assert!(validate_object(&s, &json!({"a": 1, "q": "2"})).is_valid());
 }
+
+/// A pattern is read as Go reads it, the one reading the diff uses: `\d` is an ASCII digit.
+#[test]
+fn a_pattern_is_read_as_go_reads_it() {
+    let s = parse_crd_schema(
+        &json!({"type": "object", "properties": {"d": {"type": "string", "pattern": "^\\d+$"}}}),
+        "s",
+    )
+    .unwrap();
+    let valid = |text: &str| validate_object(&s, &json!({ "d": text })).is_valid();
+    assert!(valid("12"));
+    assert!(!valid("١٢"), "Arabic-Indic digits are not Go's \\d");
+    assert!(!valid("１２"), "fullwidth digits are not Go's \\d");
+}
+
+/// Enum members are compared by value, numbers inside lists and objects included.
+#[test]
+fn enum_members_are_compared_by_value_at_any_depth() {
+    let s = parse_crd_schema(
+        &json!({"type": "object", "properties": {
+            "pair": {"type": "array", "items": {"type": "number"}, "enum": [[1, 2.5], [3.0]]},
+            "point": {"type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                      "enum": [{"x": 1, "y": [2]}]}
+        }}),
+        "s",
+    )
+    .unwrap();
+    let valid = |object: Value| validate_object(&s, &object).is_valid();
+    assert!(valid(json!({"pair": [1.0, 2.5]})));
+    assert!(valid(json!({"pair": [3]})));
+    assert!(valid(json!({"point": {"y": [2.0], "x": 1.0}})));
+    assert!(!valid(json!({"pair": [2.5, 1]})), "order counts in a list");
+    assert!(!valid(json!({"pair": [1, 2.5, 3]})));
+    assert!(!valid(json!({"point": {"x": 1, "y": [2], "z": 0}})));
+}
+
+/// Defaults are applied by the object's members and the schema's defaulted properties: a wide
+/// object node with one default among many, and a default inside a map's values.
+#[test]
+fn defaults_reach_absent_fields_and_map_values() {
+    let mut properties = serde_json::Map::new();
+    for i in 0..1000 {
+        properties.insert(format!("f{i}"), json!({"type": "string"}));
+    }
+    properties.insert(
+        "f500".into(),
+        json!({"type": "string", "default": "d", "enum": ["d"]}),
+    );
+    properties.insert(
+        "m".into(),
+        json!({"type": "object", "additionalProperties":
+            {"type": "object", "properties": {"k": {"type": "integer", "default": 7}}}}),
+    );
+    let s = parse_crd_schema(&json!({"type": "object", "properties": properties}), "s").unwrap();
+    let mut object = json!({"f1": "x", "f500": null, "m": {"a": {}, "b": {"k": 1}}});
+    apply_defaults(&s, &mut object);
+    assert_eq!(
+        object,
+        json!({"f1": "x", "f500": "d", "m": {"a": {"k": 7}, "b": {"k": 1}}})
+    );
+    // A default set later is seen: a change to the node drops what was worked out from it.
+    let mut changed = s.clone();
+    changed.properties.get_mut("f1").expect("f1").default = Some(json!("later"));
+    let mut object = json!({});
+    apply_defaults(&changed, &mut object);
+    assert_eq!(object["f1"], "later");
+    let mut object = json!({});
+    apply_defaults(&s, &mut object);
+    assert_eq!(object.get("f1"), None, "the original is unchanged");
+}
