@@ -245,3 +245,10 @@ fn keywords_are_written_in_the_order_of_their_names() {
         );
     }
 }
+
+/// A node with its reference counts and its worked-out defaults stays within the allocator's
+/// 640-byte size class: one word more costs every node 128 bytes.
+#[test]
+fn a_node_fits_its_size_class() {
+    assert!(std::mem::size_of::<Shared>() + 16 <= 640);
+}
