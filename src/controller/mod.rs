@@ -55,9 +55,10 @@ pub struct Options {
     pub leader_election: Option<String>,
 }
 
-/// The leader-election Lease's name: `kubectl-migrate-controller` (the lease module names
-/// every Lease `kubectl-migrate-<name>`).
-const LEADER_LEASE: &str = "controller";
+/// The leader-election Lease's name, outside the migrations' `kubectl-migrate-<set>` (a
+/// migration of a StatefulSet named `controller` into this namespace would share it), in the
+/// `<id>.<group>` form controller-runtime's managers use.
+pub const LEADER_LEASE: &str = "controller-leader.kubectl-migrate.io";
 
 /// Shared by every reconcile and the HTTP server.
 pub struct Context {
@@ -200,7 +201,7 @@ async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Hel
                 crate::output::log(0, w);
             }
         };
-        match lease::acquire(management, namespace, LEADER_LEASE, holder, &mut note).await {
+        match lease::acquire_named(management, namespace, LEADER_LEASE, holder, &mut note).await {
             Ok(held) => {
                 crate::output::log(
                     0,
@@ -873,6 +874,13 @@ fn truncate(text: &str, limit: usize) -> &str {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn no_migration_shares_the_leader_election_lease() {
+        let migrations = lease::migration_lease_name("");
+        assert!(!LEADER_LEASE.starts_with(&migrations), "{LEADER_LEASE}");
+        assert_ne!(lease::migration_lease_name("controller"), LEADER_LEASE);
+    }
 
     #[test]
     fn notes_are_cut_on_a_character_boundary() {
