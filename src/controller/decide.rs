@@ -19,11 +19,13 @@ pub fn problems(spec: &StatefulSetMigrationSpec, namespace: &str) -> Vec<String>
     let mut problems = Vec::new();
     for (side, cluster) in [("source", &spec.source), ("destination", &spec.destination)] {
         let (secret, secret_namespace, _) = cluster.secret();
-        if let Some(other) = secret_namespace.filter(|ns| *ns != namespace) {
-            problems.push(format!(
-                "spec.{side}.kubeconfigSecret names Secret {secret} in namespace {other}; a migration may use the Secrets of its own namespace ({namespace}) only: copy the kubeconfig into a Secret there"
-            ));
-        }
+        problems.extend(foreign_secret(
+            &format!("spec.{side}.kubeconfigSecret"),
+            &secret,
+            secret_namespace,
+            namespace,
+            "a migration",
+        ));
     }
     if let Some(timeout) = &spec.timeout
         && let Err(why) = crate::duration::parse(timeout)
@@ -43,6 +45,21 @@ pub fn problems(spec: &StatefulSetMigrationSpec, namespace: &str) -> Vec<String>
         ));
     }
     problems
+}
+
+/// The problem with a kubeconfig Secret (at `field`) in another namespace than the resource's
+/// own (`what` may use only its own: one team cannot borrow another's cluster credentials).
+pub fn foreign_secret(
+    field: &str,
+    secret: &str,
+    secret_namespace: Option<&str>,
+    namespace: &str,
+    what: &str,
+) -> Option<String> {
+    let other = secret_namespace.filter(|ns| *ns != namespace)?;
+    Some(format!(
+        "{field} names Secret {secret} in namespace {other}; {what} may use the Secrets of its own namespace ({namespace}) only: copy the kubeconfig into a Secret there"
+    ))
 }
 
 /// The StatefulSet's namespace in `cluster`.

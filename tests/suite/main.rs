@@ -12,6 +12,7 @@ mod cli;
 mod completions;
 mod e2e_connection;
 mod e2e_controller;
+mod e2e_controller_compat;
 mod e2e_controller_gates;
 mod e2e_controller_leader;
 mod e2e_controller_rbac;
