@@ -227,6 +227,7 @@ fn shutdown_signal() -> Shutdown {
 /// alone, one that has not renewed it for the lease duration is taken over.
 async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Held> {
     let mut told = false;
+    let mut backoff = standby_backoff();
     loop {
         let mut note = |e: Event<'_>| {
             if let Event::Warning(w) = e {
@@ -243,6 +244,7 @@ async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Hel
             }
             // acquire() watched the leader renew it: look again.
             Err(Error::LeaseHeld { holder: leader, .. }) => {
+                backoff = standby_backoff();
                 if !told {
                     crate::output::log(
                         0,
@@ -253,9 +255,41 @@ async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Hel
                     told = true;
                 }
             }
-            Err(e) => return Err(e),
+            Err(e) if decide::standby_retries(&e) => {
+                let wait = backoff.next().unwrap_or(STANDBY_RETRY_MAX);
+                crate::output::log(
+                    0,
+                    format!(
+                        "cannot read the leader-election Lease in {namespace}: {}; trying again in {}",
+                        e.report(),
+                        crate::duration::humanize(wait)
+                    ),
+                );
+                tokio::time::sleep(wait).await;
+            }
+            Err(e) => {
+                return Err(Error::Failed {
+                    message: format!(
+                        "{}; a replica needs get, create, update and delete on Leases in namespace {namespace} of the management cluster: apply deploy/rbac.yaml (Role kubectl-migrate-leader-election) there, or name another with --leader-election-namespace",
+                        e.report()
+                    ),
+                });
+            }
         }
     }
+}
+
+/// The longest wait of a standby between two looks at a Lease it could not read.
+const STANDBY_RETRY_MAX: Duration = Duration::from_secs(10);
+
+/// The waits of a standby through an API server that restarts or does not answer.
+fn standby_backoff() -> impl Iterator<Item = Duration> {
+    use backon::BackoffBuilder;
+    backon::ExponentialBuilder::default()
+        .with_min_delay(lease::RETRY_PERIOD / 4)
+        .with_max_delay(STANDBY_RETRY_MAX)
+        .without_max_times()
+        .build()
 }
 
 /// Stops every driver and waits for each to reach its safe point (the Lease given back).
