@@ -129,14 +129,23 @@ pub struct SecretKeyRef {
 impl ClusterRef {
     /// The Secret and key that hold this cluster's kubeconfig.
     pub fn secret(&self) -> (String, Option<&str>, &str) {
-        match &self.kubeconfig_secret {
-            Some(s) => (
-                s.name.clone(),
-                s.namespace.as_deref(),
-                s.key.as_deref().unwrap_or(KUBECONFIG_KEY),
-            ),
-            None => (format!("{}-kubeconfig", self.name), None, KUBECONFIG_KEY),
-        }
+        secret_of(&self.name, self.kubeconfig_secret.as_ref())
+    }
+}
+
+/// The Secret (name, namespace if named, key) holding cluster `name`'s kubeconfig: the one
+/// named, else the Cluster API's `<name>-kubeconfig`.
+fn secret_of<'a>(
+    name: &str,
+    named: Option<&'a SecretKeyRef>,
+) -> (String, Option<&'a str>, &'a str) {
+    match named {
+        Some(s) => (
+            s.name.clone(),
+            s.namespace.as_deref(),
+            s.key.as_deref().unwrap_or(KUBECONFIG_KEY),
+        ),
+        None => (format!("{name}-kubeconfig"), None, KUBECONFIG_KEY),
     }
 }
 
@@ -193,6 +202,120 @@ impl std::fmt::Display for Phase {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         std::fmt::Debug::fmt(self, f)
     }
+}
+
+/// Keeps the CRDs of member clusters compared, as `kubectl migrate schema-diff --watch` does,
+/// and says in its conditions whether they are compatible and whether every member answers.
+#[derive(CustomResource, Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "kubectl-migrate.io",
+    version = "v1alpha1",
+    kind = "APICompatibility",
+    plural = "apicompatibilities",
+    namespaced,
+    status = "APICompatibilityStatus",
+    shortname = "apicompat",
+    category = "migrations",
+    printcolumn = r#"{"name":"Compatible","type":"string","jsonPath":".status.conditions[?(@.type==\"Compatible\")].status"}"#,
+    printcolumn = r#"{"name":"Reachable","type":"string","jsonPath":".status.conditions[?(@.type==\"Reachable\")].status"}"#,
+    printcolumn = r#"{"name":"Findings","type":"integer","jsonPath":".status.incompatibleFindings"}"#,
+    printcolumn = r#"{"name":"APIs","type":"integer","jsonPath":".status.apis","priority":1}"#,
+    printcolumn = r#"{"name":"Message","type":"string","jsonPath":".status.conditions[?(@.type==\"Compatible\")].message","priority":1}"#,
+    printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("x-kubernetes-validations" = [
+    {
+        "rule": "!has(self.baseline) || self.members.exists(m, m.name == self.baseline)",
+        "message": "baseline names no member; use the name of one of spec.members"
+    }
+]))]
+pub struct APICompatibilitySpec {
+    /// The clusters compared: at least two, each by its kubeconfig Secret in this namespace.
+    #[schemars(length(min = 2, max = 16))]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub members: Vec<MemberRef>,
+    /// The CRDs compared, by full name (`widgets.example.com`); none and no groups: every CRD.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    /// The API groups whose CRDs are compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<String>,
+    /// The finding classes that make the members incompatible, as `schema-diff --fail-on`
+    /// takes them: breaking (the default), unproven, changes-stored-data, changes-selection,
+    /// any, none.
+    #[serde(default = "breaking", skip_serializing_if = "is_breaking")]
+    #[schemars(extend("items" = {"type": "string", "enum": ["breaking", "unproven", "changes-stored-data", "changes-selection", "any", "none"]}))]
+    pub fail_on: Vec<String>,
+    /// The member the others are judged against (default: the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<String>,
+    /// Rules left out, as `schema-diff --ignore` takes them (`attribute-change`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+}
+
+/// A member cluster of an [`APICompatibility`]: its kubeconfig in a Secret of the resource's
+/// own namespace (Secret `<name>-kubeconfig`, key `value`, unless kubeconfigSecret names
+/// another).
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberRef {
+    /// The name the status and findings call the cluster by.
+    #[schemars(length(min = 1, max = 242))]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubeconfig_secret: Option<SecretKeyRef>,
+}
+
+impl MemberRef {
+    /// The Secret and key that hold this member's kubeconfig.
+    pub fn secret(&self) -> (String, Option<&str>, &str) {
+        secret_of(&self.name, self.kubeconfig_secret.as_ref())
+    }
+}
+
+/// What the controller last saw of the members.
+#[derive(Deserialize, Serialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct APICompatibilityStatus {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// `Compatible` (no finding of a spec.failOn class between the members, else the first
+    /// findings in words) and `Reachable` (every member's API server answers, else which do
+    /// not and why).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
+    pub conditions: Vec<Condition>,
+    /// The findings of a spec.failOn class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incompatible_findings: Option<i64>,
+    /// The APIs compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apis: Option<i64>,
+    /// Per member, whether its API server answers.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub members: Vec<MemberStatus>,
+}
+
+/// One member as last seen.
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MemberStatus {
+    pub name: String,
+    pub reachable: bool,
+    /// Why it does not answer, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+fn breaking() -> Vec<String> {
+    vec!["breaking".into()]
+}
+
+fn is_breaking(words: &[String]) -> bool {
+    words == ["breaking"]
 }
 
 fn one() -> Batch {
@@ -252,15 +375,19 @@ mod batch_text {
 /// The CRDs of this API as YAML documents, as `deploy/crds/` holds them.
 pub fn crd_files() -> Vec<(String, String)> {
     use kube::CustomResourceExt;
-    let crd = StatefulSetMigration::crd();
-    let name = crd.metadata.name.clone().unwrap_or_default();
-    let yaml = serde_saphyr::to_string(&crd).expect("a CRD serializes");
-    vec![(
-        format!("deploy/crds/{name}.yaml"),
-        format!(
-            "# Generated from src/controller/api.rs by `kubectl migrate controller crds`; do not edit.\n{yaml}"
-        ),
-    )]
+    [StatefulSetMigration::crd(), APICompatibility::crd()]
+        .into_iter()
+        .map(|crd| {
+            let name = crd.metadata.name.clone().unwrap_or_default();
+            let yaml = serde_saphyr::to_string(&crd).expect("a CRD serializes");
+            (
+                format!("deploy/crds/{name}.yaml"),
+                format!(
+                    "# Generated from src/controller/api.rs by `kubectl migrate controller crds`; do not edit.\n{yaml}"
+                ),
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]

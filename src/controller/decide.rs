@@ -19,11 +19,13 @@ pub fn problems(spec: &StatefulSetMigrationSpec, namespace: &str) -> Vec<String>
     let mut problems = Vec::new();
     for (side, cluster) in [("source", &spec.source), ("destination", &spec.destination)] {
         let (secret, secret_namespace, _) = cluster.secret();
-        if let Some(other) = secret_namespace.filter(|ns| *ns != namespace) {
-            problems.push(format!(
-                "spec.{side}.kubeconfigSecret names Secret {secret} in namespace {other}; a migration may use the Secrets of its own namespace ({namespace}) only: copy the kubeconfig into a Secret there"
-            ));
-        }
+        problems.extend(foreign_secret(
+            &format!("spec.{side}.kubeconfigSecret"),
+            &secret,
+            secret_namespace,
+            namespace,
+            "a migration",
+        ));
     }
     if let Some(timeout) = &spec.timeout
         && let Err(why) = crate::duration::parse(timeout)
@@ -43,6 +45,21 @@ pub fn problems(spec: &StatefulSetMigrationSpec, namespace: &str) -> Vec<String>
         ));
     }
     problems
+}
+
+/// The problem with a kubeconfig Secret (at `field`) in another namespace than the resource's
+/// own (`what` may use only its own: one team cannot borrow another's cluster credentials).
+pub fn foreign_secret(
+    field: &str,
+    secret: &str,
+    secret_namespace: Option<&str>,
+    namespace: &str,
+    what: &str,
+) -> Option<String> {
+    let other = secret_namespace.filter(|ns| *ns != namespace)?;
+    Some(format!(
+        "{field} names Secret {secret} in namespace {other}; {what} may use the Secrets of its own namespace ({namespace}) only: copy the kubeconfig into a Secret there"
+    ))
 }
 
 /// The StatefulSet's namespace in `cluster`.
@@ -138,6 +155,14 @@ pub fn stop_reason(spec: &StatefulSetMigrationSpec, generation: Option<i64>) -> 
             None => "the spec changed".into(),
         }
     }
+}
+
+/// Whether a replica standing by to lead tries again after `error` from the leader-election
+/// Lease: it does when the Lease is held, and through a server that restarts, is overloaded
+/// or does not answer; it ends on an answer that will not change by itself (403, 404).
+pub fn standby_retries(error: &crate::error::Error) -> bool {
+    matches!(error, crate::error::Error::LeaseHeld { .. })
+        || crate::statefulset::is_transient(error)
 }
 
 /// One condition as the controller wants it now.
@@ -262,6 +287,49 @@ mod tests {
         assert_eq!(stop_reason(&s, Some(3)), "the spec changed (generation 3)");
         s.paused = true;
         assert_eq!(stop_reason(&s, Some(4)), "paused by spec.paused");
+    }
+
+    #[test]
+    fn a_standby_retries_transient_errors_and_ends_on_permanent_ones() {
+        use crate::error::Error;
+        let answered = |code: u16| Error::Cluster {
+            context: "km-c".into(),
+            server: "https://127.0.0.1:1".into(),
+            what: "read the migration lease".into(),
+            kubeconfig: None,
+            source: Box::new(kube::Error::Api(Box::new(
+                kube::core::Status::failure("said", "Said").with_code(code),
+            ))),
+        };
+        for code in [500, 502, 503, 504, 429] {
+            assert!(standby_retries(&answered(code)), "{code}");
+        }
+        for code in [401, 403, 404, 422] {
+            assert!(!standby_retries(&answered(code)), "{code}");
+        }
+        let timeout = Error::Timeout {
+            context: "km-c".into(),
+            server: "https://127.0.0.1:1".into(),
+            timeout: Duration::from_secs(4),
+        };
+        assert!(standby_retries(&timeout));
+        let refused = Error::Cluster {
+            context: "km-c".into(),
+            server: "https://127.0.0.1:1".into(),
+            what: "read the migration lease".into(),
+            kubeconfig: None,
+            source: Box::new(kube::Error::Service(
+                std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into(),
+            )),
+        };
+        assert!(standby_retries(&refused), "connection refused");
+        assert!(standby_retries(&Error::LeaseHeld {
+            holder: "other".into(),
+            lease: "Lease x".into(),
+            seen: "it renewed".into(),
+            duration: Duration::from_secs(15),
+        }));
+        assert!(!standby_retries(&Error::Usage("bad".into())));
     }
 
     fn time(secs: i64) -> Time {

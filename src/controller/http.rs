@@ -29,6 +29,14 @@ pub struct Metrics {
     pub phases: Family<PhaseLabels, Counter>,
     /// 1 while this replica leads.
     pub leader: Gauge,
+    /// APICompatibility conditions that changed status, by condition and new status.
+    pub flips: Family<FlipLabels, Counter>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct FlipLabels {
+    pub condition: String,
+    pub status: String,
 }
 
 impl Metrics {
@@ -36,6 +44,15 @@ impl Metrics {
         self.phases
             .get_or_create(&PhaseLabels {
                 phase: phase.to_string(),
+            })
+            .inc();
+    }
+
+    pub fn flip(&self, condition: &str, status: bool) {
+        self.flips
+            .get_or_create(&FlipLabels {
+                condition: condition.to_string(),
+                status: if status { "True" } else { "False" }.to_string(),
             })
             .inc();
     }
@@ -57,6 +74,11 @@ impl Metrics {
             "leader",
             "1 while this replica leads (reconciles), 0 while it stands by",
             self.leader.clone(),
+        );
+        registry.register(
+            "condition_flips",
+            "APICompatibility conditions (Compatible, Reachable) that changed status",
+            self.flips.clone(),
         );
         registry.register(
             "phase_writes",

@@ -9,9 +9,15 @@
 //! clusters) and stops it at a safe point when the spec pauses it, changes, is deleted, or the
 //! controller shuts down. The driver is the only writer of the status while it runs.
 //!
-//! - pure: [`decide`] (the spec's problems, the run's settings, the conditions);
-//! - I/O: this module (the Secrets, the drivers, status and Events) and `http`.
+//! `APICompatibility` resources are reconciled alongside (`checks`): each keeps one watch of
+//! its members' CRDs running, with the engine of `schema-diff --watch`.
+//!
+//! - pure: [`decide`] (the spec's problems, the run's settings, the conditions) and [`compat`]
+//!   (a compatibility check's spec and its conditions);
+//! - I/O: this module (the Secrets, the drivers, status and Events), `checks` and `http`.
 pub mod api;
+mod checks;
+pub mod compat;
 pub mod decide;
 mod http;
 pub mod spec;
@@ -36,7 +42,7 @@ use crate::cluster::{self, Cluster, Target};
 use crate::error::{Error, Result};
 use crate::statefulset::lease::{self, Held};
 use crate::statefulset::{self, Event, Interrupt, Operator, Outcome, Plan, StepGate, StepPhase};
-use api::{Phase, StatefulSetMigration, StatefulSetMigrationStatus};
+use api::{APICompatibility, Phase, StatefulSetMigration, StatefulSetMigrationStatus};
 use decide::Wanted;
 
 /// Kept on each resource until the controller has stopped its run at a safe point.
@@ -56,9 +62,10 @@ pub struct Options {
     pub leader_election: Option<String>,
 }
 
-/// The leader-election Lease's name: `kubectl-migrate-controller` (the lease module names
-/// every Lease `kubectl-migrate-<name>`).
-const LEADER_LEASE: &str = "controller";
+/// The leader-election Lease's name, outside the migrations' `kubectl-migrate-<set>` (a
+/// migration of a StatefulSet named `controller` into this namespace would share it), in the
+/// `<id>.<group>` form controller-runtime's managers use.
+pub const LEADER_LEASE: &str = "controller-leader.kubectl-migrate.io";
 
 /// Shared by every reconcile and the HTTP server.
 pub struct Context {
@@ -68,6 +75,8 @@ pub struct Context {
     /// This process as the migrations' lease holder.
     holder: String,
     drivers: Mutex<HashMap<String, Driver>>,
+    /// The APICompatibility checks running, by resource.
+    checks: checks::Checks,
     metrics: http::Metrics,
 }
 
@@ -101,17 +110,32 @@ pub async fn run(options: Options) -> Result<()> {
         client: client.clone(),
         holder,
         drivers: Mutex::default(),
+        checks: Mutex::default(),
         metrics,
     });
     let migrations: Api<StatefulSetMigration> = match &options.namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
         None => Api::all(client.clone()),
     };
+    let compatibilities: Api<APICompatibility> = match &options.namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
     // A missing CRD is said up front, with the command that installs it.
-    if let Err(e) = migrations.list(&Default::default()).await {
+    let listed = [
+        (
+            "StatefulSetMigrations",
+            migrations.list(&Default::default()).await.err(),
+        ),
+        (
+            "APICompatibilities",
+            compatibilities.list(&Default::default()).await.err(),
+        ),
+    ];
+    if let Some((what, Some(e))) = listed.into_iter().find(|(_, e)| e.is_some()) {
         return Err(Error::Failed {
             message: format!(
-                "cannot list StatefulSetMigrations in the management cluster: {}; install the CRD with `kubectl migrate controller crds | kubectl apply -f -` and check the controller's RBAC (deploy/rbac.yaml)",
+                "cannot list {what} in the management cluster: {}; install the CRDs with `kubectl migrate controller crds | kubectl apply -f -` and check the controller's RBAC (deploy/rbac.yaml)",
                 cluster::describe_kube_error(&e)
             ),
         });
@@ -132,10 +156,18 @@ pub async fn run(options: Options) -> Result<()> {
     ctx.metrics.leader.set(1);
     ready.leading();
     let mut stopping = shutdown.clone();
-    let controller = Controller::new(migrations, watcher::Config::default())
+    let migrating = Controller::new(migrations, watcher::Config::default())
         .graceful_shutdown_on(async move { stopping.wait().await })
         .run(reconcile, error_policy, ctx.clone())
         .for_each(|_| async {});
+    let mut stopping = shutdown.clone();
+    let checking = Controller::new(compatibilities, watcher::Config::default())
+        .graceful_shutdown_on(async move { stopping.wait().await })
+        .run(reconcile_check, error_policy, ctx.clone())
+        .for_each(|_| async {});
+    let controller = async {
+        tokio::join!(migrating, checking);
+    };
     let lost = async {
         match &leader {
             Some(held) => held.lost().await,
@@ -150,6 +182,7 @@ pub async fn run(options: Options) -> Result<()> {
     };
     crate::output::log(0, "stopping every run at a safe point");
     stop_all(&ctx).await;
+    checks::stop_all(&ctx).await;
     ctx.metrics.leader.set(0);
     if let Some(held) = leader {
         // Given back at once, so that another replica leads without waiting for it to expire.
@@ -195,13 +228,14 @@ fn shutdown_signal() -> Shutdown {
 /// alone, one that has not renewed it for the lease duration is taken over.
 async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Held> {
     let mut told = false;
+    let mut backoff = standby_backoff();
     loop {
         let mut note = |e: Event<'_>| {
             if let Event::Warning(w) = e {
                 crate::output::log(0, w);
             }
         };
-        match lease::acquire(management, namespace, LEADER_LEASE, holder, &mut note).await {
+        match lease::acquire_named(management, namespace, LEADER_LEASE, holder, &mut note).await {
             Ok(held) => {
                 crate::output::log(
                     0,
@@ -211,6 +245,7 @@ async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Hel
             }
             // acquire() watched the leader renew it: look again.
             Err(Error::LeaseHeld { holder: leader, .. }) => {
+                backoff = standby_backoff();
                 if !told {
                     crate::output::log(
                         0,
@@ -221,9 +256,41 @@ async fn lead(management: &Cluster, namespace: &str, holder: &str) -> Result<Hel
                     told = true;
                 }
             }
-            Err(e) => return Err(e),
+            Err(e) if decide::standby_retries(&e) => {
+                let wait = backoff.next().unwrap_or(STANDBY_RETRY_MAX);
+                crate::output::log(
+                    0,
+                    format!(
+                        "cannot read the leader-election Lease in {namespace}: {}; trying again in {}",
+                        e.report(),
+                        crate::duration::humanize(wait)
+                    ),
+                );
+                tokio::time::sleep(wait).await;
+            }
+            Err(e) => {
+                return Err(Error::Failed {
+                    message: format!(
+                        "{}; a replica needs get, create, update and delete on Leases in namespace {namespace} of the management cluster: apply deploy/rbac.yaml (Role kubectl-migrate-leader-election) there, or name another with --leader-election-namespace",
+                        e.report()
+                    ),
+                });
+            }
         }
     }
+}
+
+/// The longest wait of a standby between two looks at a Lease it could not read.
+const STANDBY_RETRY_MAX: Duration = Duration::from_secs(10);
+
+/// The waits of a standby through an API server that restarts or does not answer.
+fn standby_backoff() -> impl Iterator<Item = Duration> {
+    use backon::BackoffBuilder;
+    backon::ExponentialBuilder::default()
+        .with_min_delay(lease::RETRY_PERIOD / 4)
+        .with_max_delay(STANDBY_RETRY_MAX)
+        .without_max_times()
+        .build()
 }
 
 /// Stops every driver and waits for each to reach its safe point (the Lease given back).
@@ -244,7 +311,7 @@ pub enum ReconcileError {
     Kube(String),
 }
 
-fn key(obj: &StatefulSetMigration) -> String {
+fn key<K: ResourceExt>(obj: &K) -> String {
     format!("{}/{}", obj.namespace().unwrap_or_default(), obj.name_any())
 }
 
@@ -266,12 +333,26 @@ pub async fn reconcile(
     .map_err(|e| ReconcileError::Kube(e.to_string()))
 }
 
-/// Requeues a failed reconcile with a pause (the status already says why).
-pub fn error_policy(
-    _obj: Arc<StatefulSetMigration>,
-    error: &ReconcileError,
+/// Level-based: keeps one check of the members running per resource and generation.
+pub async fn reconcile_check(
+    obj: Arc<APICompatibility>,
     ctx: Arc<Context>,
-) -> Action {
+) -> std::result::Result<Action, ReconcileError> {
+    ctx.metrics.reconciles.inc();
+    let namespace = obj.namespace().unwrap_or_default();
+    let api: Api<APICompatibility> = Api::namespaced(ctx.client.clone(), &namespace);
+    finalizer(&api, FINALIZER, obj, |event| async {
+        match event {
+            Finalizing::Apply(obj) => checks::apply(&obj, &ctx).await,
+            Finalizing::Cleanup(obj) => checks::cleanup(&obj, &ctx).await,
+        }
+    })
+    .await
+    .map_err(|e| ReconcileError::Kube(e.to_string()))
+}
+
+/// Requeues a failed reconcile with a pause (the status already says why).
+pub fn error_policy<K>(_obj: Arc<K>, error: &ReconcileError, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconcile_errors.inc();
     crate::output::log(0, format!("reconcile failed: {error}"));
     Action::requeue(Duration::from_secs(15))
@@ -412,45 +493,57 @@ async fn read_kubeconfigs(
     ctx: &Context,
 ) -> std::result::Result<(Target, Target), String> {
     let namespace = obj.namespace().unwrap_or_default();
-    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), &namespace);
     let mut targets = Vec::new();
     for (side, cluster) in [
         ("source", &obj.spec.source),
         ("destination", &obj.spec.destination),
     ] {
         let (name, _, key) = cluster.secret();
-        let shown = format!("Secret {namespace}/{name}");
-        let secret = match secrets.get_opt(&name).await {
-            Ok(Some(s)) => s,
-            Ok(None) => {
-                return Err(format!(
-                    "the {side} cluster's kubeconfig Secret {name} does not exist in namespace {namespace}; create it with `kubectl create secret generic {name} -n {namespace} --from-file={key}=<kubeconfig>`"
-                ));
-            }
-            Err(e) => {
-                return Err(format!(
-                    "cannot read the {side} cluster's {shown}: {}",
-                    cluster::describe_kube_error(&e)
-                ));
-            }
-        };
-        let text = secret
-            .data
-            .as_ref()
-            .and_then(|d| d.get(key))
-            .map(|b| String::from_utf8_lossy(&b.0).into_owned());
-        let Some(text) = text else {
-            return Err(format!(
-                "{shown} has no key {key}; the {side} cluster's kubeconfig goes under {key}"
-            ));
-        };
-        let target = cluster::resolve_text(&text, format!("{shown} key {key}"))
-            .map_err(|e| format!("the {side} cluster's kubeconfig in {shown}: {}", e.report()))?;
-        targets.push(target);
+        let what = format!("{side} cluster");
+        targets.push(read_kubeconfig(ctx, &namespace, &what, &name, key).await?);
     }
     let destination = targets.pop().expect("two targets");
     let source = targets.pop().expect("two targets");
     Ok((source, destination))
+}
+
+/// The kubeconfig of `what` (the source cluster, member b) in Secret `name` of `namespace`,
+/// under `key`: a problem in words, which never repeats the Secret's contents.
+async fn read_kubeconfig(
+    ctx: &Context,
+    namespace: &str,
+    what: &str,
+    name: &str,
+    key: &str,
+) -> std::result::Result<Target, String> {
+    let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
+    let shown = format!("Secret {namespace}/{name}");
+    let secret = match secrets.get_opt(name).await {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return Err(format!(
+                "the {what}'s kubeconfig Secret {name} does not exist in namespace {namespace}; create it with `kubectl create secret generic {name} -n {namespace} --from-file={key}=<kubeconfig>`"
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "cannot read the {what}'s {shown}: {}",
+                cluster::describe_kube_error(&e)
+            ));
+        }
+    };
+    let text = secret
+        .data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map(|b| String::from_utf8_lossy(&b.0).into_owned());
+    let Some(text) = text else {
+        return Err(format!(
+            "{shown} has no key {key}; the {what}'s kubeconfig goes under {key}"
+        ));
+    };
+    cluster::resolve_text(&text, format!("{shown} key {key}"))
+        .map_err(|e| format!("the {what}'s kubeconfig in {shown}: {}", e.report()))
 }
 
 /// Starts the resource's driver: the run, and the status and Events it tells.
@@ -738,13 +831,18 @@ async fn cleanup(
 }
 
 /// Merges `status` into the resource's status subresource.
-async fn patch_status(
-    obj: &StatefulSetMigration,
+async fn patch_status<K>(
+    obj: &K,
     ctx: &Context,
     status: serde_json::Value,
-) -> std::result::Result<(), ReconcileError> {
-    let api: Api<StatefulSetMigration> =
-        Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
+) -> std::result::Result<(), ReconcileError>
+where
+    K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>
+        + Clone
+        + serde::de::DeserializeOwned
+        + std::fmt::Debug,
+{
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
     api.patch_status(
         &obj.name_any(),
         &PatchParams::default(),
@@ -805,9 +903,9 @@ const NOTE_LIMIT: usize = 1024;
 /// one's series, keeping the first note, so the steps' Events would all tell the first step.
 /// Here each distinct note is an Event; the same note again within [`EVENT_REPEAT`] (a run
 /// that keeps failing alike) is left out.
-async fn publish(
+async fn publish<K: Resource<DynamicType = ()>>(
     ctx: &Context,
-    obj: &StatefulSetMigration,
+    obj: &K,
     type_: EventType,
     reason: &str,
     note: &str,
@@ -821,6 +919,18 @@ async fn publish(
             return;
         }
     }
+    record(ctx, obj, type_, reason, note).await;
+}
+
+/// Records an Event on the resource, even one like the last (a condition that flips back and
+/// forth says so each time); one that cannot be written is logged, not fatal.
+async fn record<K: Resource<DynamicType = ()>>(
+    ctx: &Context,
+    obj: &K,
+    type_: EventType,
+    reason: &str,
+    note: &str,
+) {
     let namespace = obj.namespace().unwrap_or_default();
     let stamp = k8s_openapi::jiff::Timestamp::now();
     let event = k8s_openapi::api::events::v1::Event {
@@ -874,6 +984,13 @@ fn truncate(text: &str, limit: usize) -> &str {
 mod tests {
     use super::*;
     use std::time::Instant;
+
+    #[test]
+    fn no_migration_shares_the_leader_election_lease() {
+        let migrations = lease::migration_lease_name("");
+        assert!(!LEADER_LEASE.starts_with(&migrations), "{LEADER_LEASE}");
+        assert_ne!(lease::migration_lease_name("controller"), LEADER_LEASE);
+    }
 
     #[test]
     fn notes_are_cut_on_a_character_boundary() {

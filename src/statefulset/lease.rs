@@ -32,6 +32,10 @@ use kube::api::{DeleteParams, PostParams, Preconditions};
 use tokio::sync::watch;
 
 use super::Event;
+/// The Lease of a migration of StatefulSet `set` (its journal's name too), for the controller's
+/// test that its own Lease is named apart.
+#[cfg(test)]
+pub use super::journal::object_name as migration_lease_name;
 use super::journal::{self, object_name};
 use crate::cluster::{Cluster, is_status};
 use crate::duration::humanize;
@@ -191,8 +195,8 @@ struct Place {
 }
 
 impl Place {
-    fn new(cluster: &Cluster, namespace: &str, set: &str) -> Place {
-        let name = object_name(set);
+    fn new(cluster: &Cluster, namespace: &str, name: &str) -> Place {
+        let name = name.to_string();
         Place {
             api: Api::namespaced(cluster.client.clone(), namespace),
             shown: format!("Lease {namespace}/{name} in {}", cluster.context),
@@ -245,7 +249,19 @@ pub async fn acquire(
     holder: &str,
     note: &mut dyn FnMut(Event<'_>),
 ) -> Result<Held> {
-    let place = Place::new(cluster, namespace, set);
+    acquire_named(cluster, namespace, &object_name(set), holder, note).await
+}
+
+/// Takes the Lease `name` (not a migration's: the controller's leader election) as
+/// [`acquire`] takes a migration's.
+pub async fn acquire_named(
+    cluster: &Cluster,
+    namespace: &str,
+    name: &str,
+    holder: &str,
+    note: &mut dyn FnMut(Event<'_>),
+) -> Result<Held> {
+    let place = Place::new(cluster, namespace, name);
     let mut previous: Option<Sighting> = None;
     let mut told = false;
     loop {

@@ -36,6 +36,9 @@ pub mod step;
 mod watched;
 pub mod words;
 
+/// Whether an API error is worth retrying (the controller's standby decides on it too).
+pub(crate) use reconcile::is_transient;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -20,7 +20,7 @@ use super::{Event, Observe, Operator, StepEvent, StepGate, StepPhase};
 use crate::error::{Error, Result};
 
 /// Errors worth retrying: the server is restarting, overloaded, or an object moved under us.
-fn is_transient(err: &Error) -> bool {
+pub(crate) fn is_transient(err: &Error) -> bool {
     match err {
         Error::Timeout { .. } | Error::Conflict(_) => true,
         Error::Cluster { source, .. } => match source.as_ref() {

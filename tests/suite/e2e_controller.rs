@@ -133,6 +133,7 @@ pub(crate) fn install_crds() {
         "wait",
         "--for=condition=Established",
         "crd/statefulsetmigrations.kubectl-migrate.io",
+        "crd/apicompatibilities.kubectl-migrate.io",
     ]);
     assert!(out.status.success(), "{out:?}");
 }

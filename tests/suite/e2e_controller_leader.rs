@@ -16,7 +16,7 @@ use support::sts::assert_moved;
 /// The holder of the leader-election Lease, if any.
 async fn leader(leases: &Api<Lease>) -> Option<String> {
     let lease = leases
-        .get_opt("kubectl-migrate-controller")
+        .get_opt(kubectl_migrate::controller::LEADER_LEASE)
         .await
         .unwrap()?;
     lease.spec?.holder_identity.filter(|h| !h.is_empty())

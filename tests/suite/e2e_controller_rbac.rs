@@ -165,6 +165,7 @@ fn deploy_is_accepted_by_a_real_api_server_as_kustomize_builds_it() {
         "deployment.apps/kubectl-migrate-controller",
         "clusterrole.rbac.authorization.k8s.io/kubectl-migrate-controller",
         "customresourcedefinition.apiextensions.k8s.io/statefulsetmigrations.kubectl-migrate.io",
+        "customresourcedefinition.apiextensions.k8s.io/apicompatibilities.kubectl-migrate.io",
     ] {
         assert!(said.contains(object), "{said}");
     }

@@ -13,6 +13,7 @@ mod completions;
 mod e2e_connection;
 mod e2e_controller;
 mod e2e_controller_cli;
+mod e2e_controller_compat;
 mod e2e_controller_gates;
 mod e2e_controller_leader;
 mod e2e_controller_rbac;

@@ -1,0 +1,399 @@
+//! The I/O of [`APICompatibility`] resources: per resource one *check*, a task that reads the
+//! members' kubeconfig Secrets, connects, and runs `schema::watch::run` (the engine of
+//! `schema-diff --watch`: one CRD watcher and one probe per member, the debounce, the same
+//! comparison) with a [`Listener`] that turns what it sees into the status, through
+//! [`compat::verdict`]. A member that cannot be reached at the start is retried with backoff;
+//! one that goes away later is the engine's `source-lost`, and its return `source-back`.
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use backon::BackoffBuilder;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::runtime::controller::Action;
+use kube::runtime::events::EventType;
+use kube::{Api, Resource, ResourceExt};
+use tokio::sync::{mpsc, watch};
+
+use super::api::{APICompatibility, APICompatibilityStatus, MemberStatus};
+use super::compat::{self, Verdict};
+use super::decide::{self, Wanted};
+use super::{Context, ReconcileError, key, patch_status, publish, read_kubeconfig, record};
+use crate::cluster::Cluster;
+use crate::schema::FailOn;
+use crate::schema::report::Report;
+use crate::schema::watch::{
+    self as engine, ApiState, ApiUpdate, EventType as Seen, Flow, Listener, Note, WatchEvent,
+};
+
+/// One resource's check in progress.
+pub(super) struct Check {
+    generation: Option<i64>,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Check {
+    async fn stop(self) {
+        let _ = self.stop.send(true);
+        let _ = self.task.await;
+    }
+}
+
+pub(super) type Checks = tokio::sync::Mutex<HashMap<String, Check>>;
+
+/// Stops every check (the controller is shutting down or lost the lead).
+pub(super) async fn stop_all(ctx: &Context) {
+    let checks: Vec<Check> = ctx.checks.lock().await.drain().map(|(_, c)| c).collect();
+    for c in checks {
+        c.stop().await;
+    }
+}
+
+/// Starts the resource's check unless one runs for its generation; a spec with problems says
+/// them in `Compatible` and starts none.
+pub(super) async fn apply(
+    obj: &APICompatibility,
+    ctx: &Arc<Context>,
+) -> std::result::Result<Action, ReconcileError> {
+    let generation = obj.meta().generation;
+    let old = {
+        let mut checks = ctx.checks.lock().await;
+        match checks.get(&key(obj)) {
+            Some(c) if c.generation == generation && !c.task.is_finished() => {
+                return Ok(Action::await_change());
+            }
+            _ => checks.remove(&key(obj)),
+        }
+    };
+    if let Some(old) = old {
+        old.stop().await;
+    }
+    let namespace = obj.namespace().unwrap_or_default();
+    let problems = compat::problems(&obj.spec, &namespace);
+    if !problems.is_empty() {
+        let message = problems.join("; ");
+        publish(ctx, obj, EventType::Warning, "InvalidSpec", &message).await;
+        let wanted = Wanted {
+            type_: "Compatible",
+            status: false,
+            reason: "InvalidSpec",
+            message,
+        };
+        write(obj, ctx, &[wanted], serde_json::json!({})).await?;
+        return Ok(Action::await_change());
+    }
+    let (stop, stopped) = watch::channel(false);
+    let task = tokio::spawn(check(obj.clone(), ctx.clone(), stopped));
+    ctx.checks.lock().await.insert(
+        key(obj),
+        Check {
+            generation,
+            stop,
+            task,
+        },
+    );
+    Ok(Action::await_change())
+}
+
+/// Deletion: the check stops; nothing is left behind in the members.
+pub(super) async fn cleanup(
+    obj: &APICompatibility,
+    ctx: &Context,
+) -> std::result::Result<Action, ReconcileError> {
+    let check = ctx.checks.lock().await.remove(&key(obj));
+    if let Some(c) = check {
+        c.stop().await;
+    }
+    Ok(Action::await_change())
+}
+
+/// The longest wait between two attempts to reach the members.
+const RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// Compares the members until `stopped`: connects (again, with backoff, while one cannot be
+/// reached or its first list fails) and runs the watch engine.
+async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Receiver<bool>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_verdicts(obj.clone(), ctx.clone(), rx));
+    let spec = &obj.spec;
+    let names: Vec<String> = spec.members.iter().map(|m| m.name.clone()).collect();
+    let baseline = spec.baseline.clone().unwrap_or_else(|| names[0].clone());
+    let fail_on = FailOn::parse(&spec.fail_on).unwrap_or_default();
+    let mut backoff = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_secs(1))
+        .with_max_delay(RETRY_MAX)
+        .without_max_times()
+        .build();
+    let mut apis: Option<BTreeMap<String, ApiState>> = None;
+    loop {
+        let (clusters, down) = connect(&obj, &ctx).await;
+        let members = statuses(&names, &down);
+        if down.is_empty() {
+            let request = compat::request(spec, clusters.iter().map(|(_, t)| t.clone()).collect());
+            let clusters: Vec<Cluster> = clusters.into_iter().map(|(c, _)| c).collect();
+            let settings = engine::Settings {
+                debounce: compat::DEBOUNCE,
+                show_informational: false,
+            };
+            let mut listener = Checker {
+                apis: apis.take().unwrap_or_default(),
+                ready: false,
+                members,
+                fail_on: fail_on.clone(),
+                baseline: baseline.clone(),
+                tx: tx.clone(),
+            };
+            let mut stop = stopped.clone();
+            let ended = engine::run(
+                &clusters,
+                Vec::new(),
+                &request,
+                &settings,
+                &mut listener,
+                async move {
+                    let _ = stop.wait_for(|s| *s).await;
+                },
+            )
+            .await;
+            if listener.ready {
+                apis = Some(listener.apis);
+            }
+            match ended {
+                Ok(_) => break,
+                Err(e) => {
+                    // A member's first list failed: it went away (its probe says so), or
+                    // refuses the list (said on every member). Tried again below.
+                    let why = e.report();
+                    crate::output::log(0, format!("{}: {why}", key(&obj)));
+                    let mut down = probe_all(&clusters).await;
+                    if down.is_empty() {
+                        down = names.iter().map(|n| (n.clone(), why.clone())).collect();
+                    }
+                    let members = statuses(&names, &down);
+                    let _ = tx.send(compat::verdict(apis.as_ref(), &fail_on, &baseline, members));
+                }
+            }
+        } else {
+            let _ = tx.send(compat::verdict(apis.as_ref(), &fail_on, &baseline, members));
+        }
+        let wait = backoff.next().unwrap_or(RETRY_MAX);
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            _ = stopped.wait_for(|s| *s) => break,
+        }
+    }
+    drop(tx);
+    let _ = writer.await;
+}
+
+/// The members that do not answer now, with why.
+async fn probe_all(clusters: &[Cluster]) -> HashMap<String, String> {
+    let probes = clusters.iter().map(|c| async move {
+        let answer =
+            tokio::time::timeout(compat::PROBE_TIMEOUT, c.client.apiserver_version()).await;
+        let why = match answer {
+            Ok(Ok(_)) => return None,
+            Ok(Err(e)) => crate::cluster::describe_kube_error(&e),
+            Err(_) => format!(
+                "no answer within {}",
+                crate::duration::humanize(compat::PROBE_TIMEOUT)
+            ),
+        };
+        Some((c.context.clone(), why))
+    });
+    futures::future::join_all(probes)
+        .await
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The members, in spec order, `down` ones unreachable with their reason.
+fn statuses(names: &[String], down: &HashMap<String, String>) -> Vec<MemberStatus> {
+    names
+        .iter()
+        .map(|n| MemberStatus {
+            name: n.clone(),
+            reachable: !down.contains_key(n),
+            message: down.get(n).cloned(),
+        })
+        .collect()
+}
+
+/// Every member's client (named as the spec names it), or why each that failed did.
+async fn connect(
+    obj: &APICompatibility,
+    ctx: &Context,
+) -> (
+    Vec<(Cluster, crate::cluster::Target)>,
+    HashMap<String, String>,
+) {
+    let namespace = obj.namespace().unwrap_or_default();
+    let namespace = namespace.as_str();
+    let attempts = obj.spec.members.iter().map(|m| async move {
+        let (secret, _, key) = m.secret();
+        let what = format!("member {}", m.name);
+        let target = read_kubeconfig(ctx, namespace, &what, &secret, key).await?;
+        // Watches are long requests: no read timeout; outages are found by the probes.
+        let mut cluster = target
+            .connect(Duration::ZERO)
+            .await
+            .map_err(|e| e.report())?;
+        cluster.context = m.name.clone();
+        Ok::<_, String>((cluster, target))
+    });
+    let mut up = Vec::new();
+    let mut down = HashMap::new();
+    for (m, result) in obj
+        .spec
+        .members
+        .iter()
+        .zip(futures::future::join_all(attempts).await)
+    {
+        match result {
+            Ok(c) => up.push(c),
+            Err(why) => {
+                down.insert(m.name.clone(), why);
+            }
+        }
+    }
+    (up, down)
+}
+
+/// The watch's listener: keeps each API's state and the members' reachability, and sends a
+/// verdict once the first lists are in and after each change or outage.
+struct Checker {
+    apis: BTreeMap<String, ApiState>,
+    ready: bool,
+    members: Vec<MemberStatus>,
+    fail_on: FailOn,
+    baseline: String,
+    tx: mpsc::UnboundedSender<Verdict>,
+}
+
+impl Checker {
+    fn tell(&self) {
+        let verdict = compat::verdict(
+            Some(&self.apis),
+            &self.fail_on,
+            &self.baseline,
+            self.members.clone(),
+        );
+        let _ = self.tx.send(verdict);
+    }
+}
+
+impl Listener for Checker {
+    fn api(&mut self, update: ApiUpdate<'_>) -> crate::error::Result<()> {
+        match update.state {
+            Some(state) => self.apis.insert(update.name.to_string(), state.clone()),
+            None => self.apis.remove(update.name),
+        };
+        Ok(())
+    }
+
+    fn ready(&mut self, _report: &Report) -> crate::error::Result<()> {
+        self.ready = true;
+        self.tell();
+        Ok(())
+    }
+
+    fn event(&mut self, event: &WatchEvent) -> crate::error::Result<Flow> {
+        if matches!(event.kind, Seen::SourceLost | Seen::SourceBack) {
+            let lost = event.kind == Seen::SourceLost;
+            for m in self
+                .members
+                .iter_mut()
+                .filter(|m| event.sources.contains(&m.name))
+            {
+                m.reachable = !lost;
+                m.message =
+                    lost.then(|| event.message.clone().unwrap_or_else(|| "no answer".into()));
+            }
+        }
+        self.tell();
+        Ok(Flow::Continue)
+    }
+
+    fn note(&mut self, note: Note) {
+        match note {
+            Note::Warning(w) => crate::output::log(0, w),
+            Note::Detail(level, line) => crate::output::log(level, line),
+        }
+    }
+}
+
+/// Writes each verdict that differs from the last one written, in order (a flip and its return
+/// are both written, however close), with an Event on each condition that flips.
+async fn write_verdicts(
+    obj: APICompatibility,
+    ctx: Arc<Context>,
+    mut rx: mpsc::UnboundedReceiver<Verdict>,
+) {
+    let mut last: Option<Verdict> = None;
+    while let Some(verdict) = rx.recv().await {
+        if last.as_ref() == Some(&verdict) {
+            continue;
+        }
+        let wanted: Vec<Wanted> = verdict
+            .compatible
+            .iter()
+            .chain([&verdict.reachable])
+            .cloned()
+            .collect();
+        let mut rest = serde_json::json!({ "members": verdict.members });
+        if let Some(n) = verdict.incompatible_findings {
+            rest["incompatibleFindings"] = n.into();
+        }
+        if let Some(n) = verdict.apis {
+            rest["apis"] = n.into();
+        }
+        if let Err(e) = write(&obj, &ctx, &wanted, rest).await {
+            crate::output::log(0, e.to_string());
+        }
+        last = Some(verdict);
+    }
+}
+
+/// Writes the conditions (against the latest status: a condition whose status does not change
+/// keeps its transition time) and `rest` of the status; an Event and a metric for each
+/// condition whose status flips.
+async fn write(
+    obj: &APICompatibility,
+    ctx: &Context,
+    wanted: &[Wanted],
+    rest: serde_json::Value,
+) -> std::result::Result<(), ReconcileError> {
+    let api: Api<APICompatibility> =
+        Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
+    let previous = api
+        .get_opt(&obj.name_any())
+        .await
+        .ok()
+        .flatten()
+        .and_then(|o| o.status)
+        .unwrap_or_else(APICompatibilityStatus::default);
+    let now = Time(k8s_openapi::jiff::Timestamp::now());
+    let generation = obj.meta().generation;
+    let conditions = decide::conditions(&previous.conditions, wanted, generation, &now);
+    let mut status = rest;
+    status["observedGeneration"] = serde_json::json!(generation);
+    status["conditions"] = serde_json::json!(conditions);
+    patch_status(obj, ctx, status).await?;
+    for w in wanted {
+        let was = previous.conditions.iter().find(|c| c.type_ == w.type_);
+        let status = if w.status { "True" } else { "False" };
+        if was.is_some_and(|c| c.status == status) {
+            continue;
+        }
+        ctx.metrics.flip(w.type_, w.status);
+        let type_ = if w.status {
+            EventType::Normal
+        } else {
+            EventType::Warning
+        };
+        record(ctx, obj, type_, w.reason, &w.message).await;
+    }
+    Ok(())
+}

@@ -1,0 +1,384 @@
+//! PURE: what the controller concludes about an [`APICompatibility`](super::api::APICompatibility):
+//! the problems of its spec, the comparison it asks for, and the `Compatible` and `Reachable`
+//! conditions from what the watch (`crate::schema::watch`, the engine `schema-diff --watch`
+//! runs) last saw.
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::api::{APICompatibilitySpec, MemberStatus};
+use super::decide::{Wanted, foreign_secret};
+use crate::cluster::Target;
+use crate::output::counted;
+use crate::schema::load::Selection;
+use crate::schema::report::FindingReport;
+use crate::schema::watch::ApiState;
+use crate::schema::{FailOn, Request};
+
+/// How many findings the `Compatible` condition spells out; the rest are counted.
+pub const SHOWN_FINDINGS: usize = 3;
+
+/// Writes to the members' CRDs within this long of each other are compared once. Shorter than
+/// the CLI's 1 s default: the condition is what alerts, and a compare is cheap next to it.
+pub const DEBOUNCE: Duration = Duration::from_millis(300);
+
+/// The spec's problems that no cluster needs to be asked about, each in words with the fix.
+pub fn problems(spec: &APICompatibilitySpec, namespace: &str) -> Vec<String> {
+    let mut problems: Vec<String> = spec
+        .members
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let (secret, secret_namespace, _) = m.secret();
+            foreign_secret(
+                &format!("spec.members[{i}].kubeconfigSecret"),
+                &secret,
+                secret_namespace,
+                namespace,
+                "a compatibility check",
+            )
+        })
+        .collect();
+    if spec.members.len() < 2 {
+        problems.push("spec.members names fewer than two clusters; a comparison needs two".into());
+    }
+    if let Err(why) = FailOn::parse(&spec.fail_on) {
+        problems.push(why.replacen("--fail-on", "spec.failOn", 1));
+    }
+    for name in spec.names.iter().filter(|n| !n.contains('.')) {
+        problems.push(format!(
+            "spec.names {name:?} is not a CRD name: use the full name, plural.group (e.g. widgets.example.com)"
+        ));
+    }
+    problems
+}
+
+/// The comparison the spec asks for, over the members' `targets` (in spec order; the spec
+/// passed [`problems`]). The labels are the members' names (see [`super::checks`]).
+pub fn request(spec: &APICompatibilitySpec, targets: Vec<Target>) -> Request {
+    Request {
+        clusters: targets,
+        namespaces: BTreeMap::new(),
+        request_timeout: PROBE_TIMEOUT,
+        files: Vec::new(),
+        selection: Selection {
+            names: spec.names.clone(),
+            groups: spec.groups.clone(),
+            builtins: Vec::new(),
+        },
+        ignore: spec.ignore.iter().cloned().collect(),
+        baseline: spec.baseline.clone(),
+        fail_on: FailOn::parse(&spec.fail_on).unwrap_or_default(),
+        chunk_size: crate::schema::load::CRD_PAGE_SIZE,
+        witnesses: true,
+    }
+}
+
+/// How long a member's probe waits for an answer before it counts as unreachable.
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the status says, from the APIs as last compared and the members as last probed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub compatible: Option<Wanted>,
+    pub reachable: Wanted,
+    pub incompatible_findings: Option<i64>,
+    pub apis: Option<i64>,
+    pub members: Vec<MemberStatus>,
+}
+
+/// The verdict: `apis` is `None` until every member has listed its CRDs once (no `Compatible`
+/// yet); `members` says which answer.
+pub fn verdict(
+    apis: Option<&BTreeMap<String, ApiState>>,
+    fail_on: &FailOn,
+    baseline: &str,
+    members: Vec<MemberStatus>,
+) -> Verdict {
+    let compatible = apis.map(|apis| compatible(apis, fail_on, baseline, &members));
+    Verdict {
+        incompatible_findings: apis.map(|a| incompatible(a, fail_on).count() as i64),
+        apis: apis.map(|a| a.len() as i64),
+        compatible,
+        reachable: reachable(&members),
+        members,
+    }
+}
+
+/// The findings of a failing class, with their API's name, in API order.
+fn incompatible<'a>(
+    apis: &'a BTreeMap<String, ApiState>,
+    fail_on: &'a FailOn,
+) -> impl Iterator<Item = (&'a str, &'a FindingReport)> {
+    apis.iter().flat_map(move |(name, state)| {
+        state
+            .findings
+            .iter()
+            .filter(|f| fail_on.fails(f.class))
+            .map(move |f| (name.as_str(), f))
+    })
+}
+
+fn compatible(
+    apis: &BTreeMap<String, ApiState>,
+    fail_on: &FailOn,
+    baseline: &str,
+    members: &[MemberStatus],
+) -> Wanted {
+    let found: Vec<(&str, &FindingReport)> = incompatible(apis, fail_on).collect();
+    let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+    let classes = fail_on.words();
+    if found.is_empty() {
+        return Wanted {
+            type_: "Compatible",
+            status: true,
+            reason: "NoIncompatibleFinding",
+            message: format!(
+                "no finding of class {classes} in {} of {} (baseline {baseline})",
+                counted(apis.len() as u64, "API"),
+                names.join(", ")
+            ),
+        };
+    }
+    let mut message = format!(
+        "{} of class {classes} between {} (baseline {baseline}): {}",
+        counted(found.len() as u64, "finding"),
+        names.join(", "),
+        found
+            .iter()
+            .take(SHOWN_FINDINGS)
+            .map(|(api, f)| finding_words(api, f))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    if found.len() > SHOWN_FINDINGS {
+        message.push_str(&format!(
+            "; and {} more: `kubectl migrate schema-diff --context {}` shows them all",
+            found.len() - SHOWN_FINDINGS,
+            names.join(" --context ")
+        ));
+    }
+    Wanted {
+        type_: "Compatible",
+        status: false,
+        reason: "IncompatibleFindings",
+        message,
+    }
+}
+
+/// One finding as the condition says it: where, what, its class, and its witness (the object
+/// one member accepts and another rejects) or why there is none.
+fn finding_words(api: &str, f: &FindingReport) -> String {
+    let at: Vec<&str> = [Some(api), f.version.as_deref(), Some(f.path.as_str())]
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.is_empty())
+        .collect();
+    let proof = match (&f.witness, &f.no_witness) {
+        (Some(w), _) => format!(
+            "; witness {}, {} by {}",
+            w.short,
+            w.expect.words(),
+            w.source
+        ),
+        (None, Some(why)) => format!("; no witness: {why}"),
+        (None, None) => String::new(),
+    };
+    format!(
+        "{}: {} ({}{proof})",
+        at.join(" "),
+        f.message,
+        f.class.as_str()
+    )
+}
+
+fn reachable(members: &[MemberStatus]) -> Wanted {
+    let down: Vec<String> = members
+        .iter()
+        .filter(|m| !m.reachable)
+        .map(|m| match &m.message {
+            Some(why) => format!("{}: {why}", m.name),
+            None => m.name.clone(),
+        })
+        .collect();
+    if down.is_empty() {
+        return Wanted {
+            type_: "Reachable",
+            status: true,
+            reason: "MembersAnswer",
+            message: format!(
+                "every member's API server answers ({})",
+                members
+                    .iter()
+                    .map(|m| m.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+    }
+    Wanted {
+        type_: "Reachable",
+        status: false,
+        reason: "MemberUnreachable",
+        message: format!(
+            "{} {} not answer: {}; the comparison resumes when {} back",
+            counted(down.len() as u64, "member"),
+            if down.len() == 1 { "does" } else { "do" },
+            down.join("; "),
+            if down.len() == 1 { "it is" } else { "they are" }
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::schema::diff::Class;
+
+    fn spec(value: serde_json::Value) -> APICompatibilitySpec {
+        serde_json::from_value(value).unwrap()
+    }
+
+    fn member(name: &str, reachable: bool, message: Option<&str>) -> MemberStatus {
+        MemberStatus {
+            name: name.into(),
+            reachable,
+            message: message.map(Into::into),
+        }
+    }
+
+    fn finding(class: Class, path: &str) -> FindingReport {
+        FindingReport {
+            version: Some("v1".into()),
+            path: path.into(),
+            attribute: "maximum".into(),
+            change: "lowered".into(),
+            rule: "maximum-lowered".into(),
+            class,
+            message: format!("{path} maximum lowered from 10 to 5 in b"),
+            under_status: false,
+            witness: None,
+            no_witness: None,
+            values: Vec::new(),
+        }
+    }
+
+    fn apis(findings: Vec<FindingReport>) -> BTreeMap<String, ApiState> {
+        BTreeMap::from([(
+            "widgets.example.com".to_string(),
+            ApiState {
+                findings,
+                served: Vec::new(),
+                lcd: None,
+            },
+        )])
+    }
+
+    #[test]
+    fn a_spec_is_checked_before_any_cluster_is_asked() {
+        let s = spec(serde_json::json!({
+            "members": [
+                {"name": "a"},
+                {"name": "b", "kubeconfigSecret": {"name": "b", "namespace": "other"}},
+            ],
+            "failOn": ["breaking", "worse"],
+            "names": ["widgets"],
+        }));
+        let p = problems(&s, "team");
+        assert_eq!(p.len(), 3, "{p:?}");
+        assert!(
+            p[0].starts_with("spec.members[1].kubeconfigSecret names Secret b in namespace other"),
+            "{p:?}"
+        );
+        assert!(
+            p[1].starts_with("spec.failOn \"worse\" is not a class"),
+            "{p:?}"
+        );
+        assert!(p[2].contains("\"widgets\" is not a CRD name"), "{p:?}");
+        let fine = spec(serde_json::json!({"members": [{"name": "a"}, {"name": "b"}]}));
+        assert!(problems(&fine, "team").is_empty());
+        assert_eq!(fine.fail_on, ["breaking"], "breaking by default");
+    }
+
+    #[test]
+    fn incompatible_findings_are_said_with_their_class_and_counted() {
+        let members = vec![member("a", true, None), member("b", true, None)];
+        let fail_on = FailOn::default();
+        let found = apis(vec![
+            finding(Class::Breaking, ".spec.size"),
+            finding(Class::Compatible, ".spec.name"),
+        ]);
+        let v = verdict(Some(&found), &fail_on, "a", members.clone());
+        let c = v.compatible.unwrap();
+        assert!(!c.status);
+        assert_eq!(
+            c.message,
+            "1 finding of class breaking between a, b (baseline a): widgets.example.com v1 .spec.size: .spec.size maximum lowered from 10 to 5 in b (breaking)"
+        );
+        assert_eq!(v.incompatible_findings, Some(1));
+        let fine = verdict(Some(&apis(Vec::new())), &fail_on, "a", members.clone());
+        assert_eq!(
+            fine.compatible.unwrap().message,
+            "no finding of class breaking in 1 API of a, b (baseline a)"
+        );
+        let many = apis(
+            (0..5)
+                .map(|i| finding(Class::Breaking, &format!(".spec.f{i}")))
+                .collect(),
+        );
+        let m = verdict(Some(&many), &fail_on, "a", members)
+            .compatible
+            .unwrap();
+        assert!(
+            m.message.ends_with(
+                "; and 2 more: `kubectl migrate schema-diff --context a --context b` shows them all"
+            ),
+            "{}",
+            m.message
+        );
+    }
+
+    #[test]
+    fn an_unreachable_member_is_named_with_the_reason() {
+        let v = verdict(
+            None,
+            &FailOn::default(),
+            "a",
+            vec![
+                member("a", true, None),
+                member("b", false, Some("connection refused")),
+            ],
+        );
+        assert_eq!(v.compatible, None, "no comparison before the first lists");
+        assert!(!v.reachable.status);
+        assert_eq!(
+            v.reachable.message,
+            "1 member does not answer: b: connection refused; the comparison resumes when it is back"
+        );
+    }
+
+    fn class() -> impl Strategy<Value = Class> {
+        proptest::sample::select(Class::ALL.to_vec())
+    }
+
+    proptest! {
+        /// Compatible exactly when no finding has a class --fail-on fails on; the count is
+        /// theirs; Reachable exactly when every member answers.
+        #[test]
+        fn compatible_iff_no_finding_fails(
+            classes in proptest::collection::vec(class(), 0..8),
+            words in proptest::sample::subsequence(vec!["breaking", "unproven", "changes-stored-data", "changes-selection", "any"], 0..3),
+            up in proptest::collection::vec(any::<bool>(), 2..4),
+        ) {
+            let fail_on = FailOn::parse(&words).unwrap();
+            let findings: Vec<FindingReport> = classes.iter().enumerate().map(|(i, c)| finding(*c, &format!(".spec.f{i}"))).collect();
+            let members: Vec<MemberStatus> = up.iter().enumerate().map(|(i, u)| member(&format!("m{i}"), *u, (!u).then_some("refused"))).collect();
+            let v = verdict(Some(&apis(findings)), &fail_on, "m0", members);
+            let failing = classes.iter().filter(|c| fail_on.fails(**c)).count();
+            prop_assert_eq!(v.compatible.unwrap().status, failing == 0);
+            prop_assert_eq!(v.incompatible_findings, Some(failing as i64));
+            prop_assert_eq!(v.reachable.status, up.iter().all(|u| *u));
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! `APICompatibility` resources against the real clusters: the controller runs as a process
+//! against km-c, the members are km-a and km-b (or km-outage, whose API server the outage test
+//! restarts). Each condition's every status is followed through a watch of the resource, so a
+//! flip and its return are both seen however close together they are written.
+use crate::support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client};
+use kubectl_migrate::controller::api::APICompatibility;
+use tokio::sync::mpsc;
+
+use super::e2e_controller::{
+    Controller, apply_text, event_reasons, install_crds, kubeconfig_secret,
+};
+use support::sts::kubectl;
+use support::{CONTEXT_C, TestNamespace, client, kubeconfig_path, unique_suffix};
+
+/// Long enough for a busy machine; the benchmark measures how fast it really is.
+pub(crate) const LIMIT: Duration = Duration::from_secs(60);
+
+/// A CRD `widgets.GROUP` whose `spec.size` is an integer of at most `maximum`.
+pub(crate) fn widgets(group: &str, maximum: u32) -> String {
+    serde_json::json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{group}")},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {
+                        "size": {"type": "integer", "maximum": maximum}
+                    }}
+                }}}
+            }]
+        }
+    })
+    .to_string()
+}
+
+/// `kubectl apply` of `manifest` in `context`.
+pub(crate) fn apply_in(context: &str, manifest: &str) {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), manifest).unwrap();
+    let out = kubectl(&[
+        "--context",
+        context,
+        "apply",
+        "-f",
+        file.path().to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+}
+
+/// Deletes the test's CRDs from the members when dropped.
+struct Crds {
+    group: String,
+    members: Vec<String>,
+}
+
+impl Drop for Crds {
+    fn drop(&mut self) {
+        for context in &self.members {
+            let _ = kubectl(&[
+                "--context",
+                context,
+                "delete",
+                "crd",
+                &format!("widgets.{}", self.group),
+                "--ignore-not-found",
+                "--wait=false",
+            ]);
+        }
+    }
+}
+
+/// A namespace in km-c with the members' kubeconfig Secrets, `widgets.GROUP` (maximum 10) in
+/// each member, and the controller on that namespace.
+pub(crate) struct Scene {
+    pub(crate) home: TestNamespace,
+    pub(crate) group: String,
+    pub(crate) members: Vec<String>,
+    pub(crate) management: Client,
+    pub(crate) controller: Controller,
+    _crds: Crds,
+}
+
+impl Scene {
+    /// `clusters` as start.sh names them (`a`, `outage`); their contexts are `km-<cluster>`.
+    pub(crate) async fn new(prefix: &str, clusters: &[&str]) -> Scene {
+        install_crds();
+        let management = client(CONTEXT_C).await;
+        let home = TestNamespace::create(&management, CONTEXT_C, prefix).await;
+        let group = format!("{prefix}-{}.example.com", unique_suffix());
+        let members: Vec<String> = clusters.iter().map(|c| format!("km-{c}")).collect();
+        let crds = Crds {
+            group: group.clone(),
+            members: members.clone(),
+        };
+        for (cluster, context) in clusters.iter().zip(&members) {
+            kubeconfig_secret(&home.name, cluster);
+            apply_in(context, &widgets(&group, 10));
+        }
+        let controller = Controller::start(&home.name).await;
+        Scene {
+            home,
+            group,
+            members,
+            management,
+            controller,
+            _crds: crds,
+        }
+    }
+
+    pub(crate) fn api(&self) -> Api<APICompatibility> {
+        Api::namespaced(self.management.clone(), &self.home.name)
+    }
+
+    /// Applies an APICompatibility `name` of the members, on the test's group; returns its
+    /// conditions as they are written.
+    pub(crate) async fn check(&self, name: &str) -> Conditions {
+        let members: Vec<serde_json::Value> = self
+            .members
+            .iter()
+            .map(|m| serde_json::json!({"name": m}))
+            .collect();
+        let doc = serde_json::json!({
+            "apiVersion": "kubectl-migrate.io/v1alpha1",
+            "kind": "APICompatibility",
+            "metadata": {"name": name, "namespace": self.home.name},
+            "spec": {"members": members, "groups": [self.group]},
+        });
+        let conditions = Conditions::follow(self.api(), name);
+        apply_text(&doc.to_string());
+        conditions
+    }
+
+    /// Writes `widgets.GROUP` with `maximum` in member `context`.
+    pub(crate) fn widgets_in(&self, context: &str, maximum: u32) {
+        apply_in(context, &widgets(&self.group, maximum));
+    }
+}
+
+/// Every condition the resource's status has had, in order, from a watch of it.
+pub(crate) struct Conditions {
+    rx: mpsc::UnboundedReceiver<(Condition, APICompatibility)>,
+    /// Received but not waited for yet.
+    pending: Vec<(Condition, APICompatibility)>,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl Conditions {
+    fn follow(api: Api<APICompatibility>, name: &str) -> Conditions {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let task = tokio::spawn(async move {
+            let mut last: Vec<Condition> = Vec::new();
+            let mut stream = std::pin::pin!(watcher(api, config).applied_objects());
+            while let Some(Ok(obj)) = stream.next().await {
+                let now = obj
+                    .status
+                    .as_ref()
+                    .map(|s| s.conditions.clone())
+                    .unwrap_or_default();
+                for c in &now {
+                    let same = |o: &Condition| {
+                        o.type_ == c.type_ && o.status == c.status && o.message == c.message
+                    };
+                    if !last.iter().any(same) && tx.send((c.clone(), obj.clone())).is_err() {
+                        return;
+                    }
+                }
+                last = now;
+            }
+        });
+        Conditions {
+            rx,
+            pending: Vec::new(),
+            _task: task,
+        }
+    }
+
+    /// The next time condition `type_` is written with `status` (its earlier writes are passed
+    /// over; other conditions' are kept for their own waits); the condition and the resource
+    /// as written.
+    pub(crate) async fn wait(
+        &mut self,
+        type_: &str,
+        status: &str,
+        limit: Duration,
+        controller: &Controller,
+    ) -> (Condition, APICompatibility) {
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut seen = Vec::new();
+        loop {
+            while let Some(i) = self.pending.iter().position(|(c, _)| c.type_ == type_) {
+                let (c, obj) = self.pending.remove(i);
+                if c.status == status {
+                    return (c, obj);
+                }
+                seen.push(format!("{} {}: {}", c.type_, c.status, c.message));
+            }
+            match tokio::time::timeout_at(deadline, self.rx.recv()).await {
+                Ok(Some(written)) => self.pending.push(written),
+                _ => panic!(
+                    "{type_}={status} was not written within {limit:?}; written meanwhile: {seen:#?}\ncontroller log:\n{}",
+                    controller.log()
+                ),
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_incompatible_crd_change_on_a_member_flips_compatible_and_back() {
+    let scene = Scene::new("compat", &["a", "b"]).await;
+    let (a, b) = (scene.members[0].clone(), scene.members[1].clone());
+    let mut conditions = scene.check("widgets").await;
+    let (compatible, _) = conditions
+        .wait("Compatible", "True", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(
+        compatible.message,
+        format!("no finding of class breaking in 1 API of {a}, {b} (baseline {a})")
+    );
+    let (reachable, _) = conditions
+        .wait("Reachable", "True", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(reachable.reason, "MembersAnswer");
+
+    // A lower maximum on km-b: an object km-a accepts, km-b rejects.
+    scene.widgets_in(&b, 5);
+    let (incompatible, obj) = conditions
+        .wait("Compatible", "False", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(incompatible.reason, "IncompatibleFindings");
+    let m = &incompatible.message;
+    let api = format!("widgets.{}", scene.group);
+    assert!(
+        m.starts_with(&format!(
+            "1 finding of class breaking between {a}, {b} (baseline {a}): {api} v1 .spec.size: "
+        )) && m.contains("(breaking; witness ")
+            && m.contains(&format!("rejected by {b})")),
+        "{m}"
+    );
+    support::assert_in_words("the Compatible condition", m);
+    let status = obj.status.unwrap();
+    assert_eq!(status.incompatible_findings, Some(1));
+    assert_eq!(status.apis, Some(1));
+    assert_eq!(incompatible.observed_generation, obj.metadata.generation);
+
+    // Fixed: compatible again.
+    scene.widgets_in(&b, 10);
+    conditions
+        .wait("Compatible", "True", LIMIT, &scene.controller)
+        .await;
+
+    let reasons = event_reasons(&scene.management, &scene.home.name, "widgets").await;
+    let flips: Vec<&str> = reasons
+        .iter()
+        .map(String::as_str)
+        .filter(|r| *r == "IncompatibleFindings" || *r == "NoIncompatibleFinding")
+        .collect();
+    assert_eq!(
+        flips,
+        [
+            "NoIncompatibleFinding",
+            "IncompatibleFindings",
+            "NoIncompatibleFinding"
+        ],
+        "an Event on every flip: {reasons:?}"
+    );
+    let metrics = scene.controller.answer("/metrics");
+    assert!(
+        metrics.contains(
+            "kubectl_migrate_controller_condition_flips_total{condition=\"Compatible\",status=\"False\"} 1"
+        ),
+        "{metrics}"
+    );
+    let table = kubectl(&[
+        "--context",
+        CONTEXT_C,
+        "-n",
+        &scene.home.name,
+        "get",
+        "apicompat",
+    ]);
+    let table = String::from_utf8_lossy(&table.stdout).into_owned();
+    let lines: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(
+        lines[0],
+        ["NAME", "COMPATIBLE", "REACHABLE", "FINDINGS", "AGE"],
+        "{table}"
+    );
+    assert_eq!(lines[1][..4], ["widgets", "True", "True", "0"], "{table}");
+}
+
+#[tokio::test]
+async fn a_members_api_server_stopped_and_restarted_flips_reachable_and_back() {
+    let _outage = support::take_outage_cluster().await;
+    let scene = Scene::new("compat-outage", &["a", support::OUTAGE_CLUSTER]).await;
+    let down = scene.members[1].clone();
+    let mut conditions = scene.check("outage").await;
+    conditions
+        .wait("Reachable", "True", LIMIT, &scene.controller)
+        .await;
+    conditions
+        .wait("Compatible", "True", LIMIT, &scene.controller)
+        .await;
+
+    let restart = tokio::task::spawn_blocking(|| {
+        Command::new(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cluster/restart-apiserver.sh"),
+        )
+        .args([support::OUTAGE_CLUSTER, "4"])
+        .env("KM_CLUSTERS_DIR", kubeconfig_path().parent().unwrap())
+        .output()
+        .unwrap()
+    });
+    let (unreachable, obj) = conditions
+        .wait("Reachable", "False", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(unreachable.reason, "MemberUnreachable");
+    assert!(
+        unreachable
+            .message
+            .starts_with(&format!("1 member does not answer: {down}: ")),
+        "{}",
+        unreachable.message
+    );
+    support::assert_in_words("the Reachable condition", &unreachable.message);
+    let members = obj.status.unwrap().members;
+    assert_eq!(members.len(), 2, "{members:?}");
+    assert!(members[0].reachable && !members[1].reachable, "{members:?}");
+    let restarted = restart.await.unwrap();
+    assert!(
+        restarted.status.success(),
+        "restart-apiserver.sh: {}",
+        String::from_utf8_lossy(&restarted.stderr)
+    );
+    let (back, obj) = conditions
+        .wait("Reachable", "True", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(back.reason, "MembersAnswer");
+    assert!(obj.status.unwrap().members.iter().all(|m| m.reachable));
+    let reasons = event_reasons(&scene.management, &scene.home.name, "outage").await;
+    assert!(
+        reasons.iter().any(|r| r == "MemberUnreachable"),
+        "an Event when it went: {reasons:?}"
+    );
+}
