@@ -18,6 +18,7 @@ use kube::Api;
 use kube::api::PostParams;
 use kubectl_migrate::failure_policy::read_job;
 use serde_json::Value;
+use support::jobs::OtherVersion;
 use support::{CONTEXT_B, TestNamespace, client, kubeconfig_path};
 
 /// apimachinery's label-key name message (ValidateQualifiedName of a condition type).
@@ -901,10 +902,21 @@ async fn a_job_of_the_same_name_in_the_namespace_does_not_change_the_verdict() {
 /// of features that are off there, such as successPolicy and managedBy).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_older_api_server_agrees_with_check_at_its_version() {
-    let client = support::jobs::older_client().await;
+    api_server_agrees_with_check_at_its_version(OtherVersion::Older).await;
+}
+
+/// The same at the middle pinned version (1.33), whose server has successPolicy and managedBy
+/// but still prints an `[]int32` in Go syntax.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_server_of_the_middle_version_agrees_with_check_at_its_version() {
+    api_server_agrees_with_check_at_its_version(OtherVersion::Middle).await;
+}
+
+async fn api_server_agrees_with_check_at_its_version(at: OtherVersion) {
+    let client = at.client().await;
     let version = client.apiserver_version().await.unwrap();
     let minor = format!("1.{}", version.minor);
-    let ns = TestNamespace::create(&client, support::jobs::OLDER, "fp-check-older").await;
+    let ns = TestNamespace::create(&client, at.context(), "fp-check-other").await;
     let jobs: Api<Job> = Api::namespaced(client.clone(), &ns.name);
     let files: Vec<&str> = invalid_cases()
         .into_iter()
@@ -1082,12 +1094,15 @@ async fn generated_pod_templates_agree_with_the_api_server() {
     generated_jobs_agree_with_the_dry_run(client(CONTEXT_B).await, CONTEXT_B).await;
 }
 
-/// The same at the older pinned version (1.30).
+/// The same at the other pinned versions (1.30, 1.33).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn generated_pod_templates_agree_with_the_older_api_server() {
-    generated_jobs_agree_with_the_dry_run(
-        support::jobs::older_client().await,
-        support::jobs::OLDER,
-    )
-    .await;
+    let at = OtherVersion::Older;
+    generated_jobs_agree_with_the_dry_run(at.client().await, at.context()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn generated_pod_templates_agree_with_the_api_server_of_the_middle_version() {
+    let at = OtherVersion::Middle;
+    generated_jobs_agree_with_the_dry_run(at.client().await, at.context()).await;
 }
