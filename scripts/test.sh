@@ -49,7 +49,7 @@ bin=$(tests/cluster/build.sh)
 older_version=$(source tests/cluster/versions.env && echo "$OLDER_KUBERNETES_VERSION")
 step "building the older control plane, Kubernetes $older_version (cached after the first run)"
 KM_KUBERNETES_VERSION=$older_version tests/cluster/build.sh >/dev/null
-# And the one between (a cold build takes about half an hour on two busy cores).
+# And the one between (a cold build took 56 min on two busy cores; cached afterwards).
 middle_version=$(source tests/cluster/versions.env && echo "$MIDDLE_KUBERNETES_VERSION")
 step "building the middle control plane, Kubernetes $middle_version (cached after the first run)"
 KM_KUBERNETES_VERSION=$middle_version tests/cluster/build.sh >/dev/null

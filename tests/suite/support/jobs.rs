@@ -881,7 +881,7 @@ impl Run {
     /// `pod-delete` stage removes the pod once the controller drops its finalizer; KWOK never
     /// ends it by itself. Returns the method and the Job once the controller has dealt with
     /// the deletion: the pod accounted for, or (not ending) still Terminating with its
-    /// finalizer and the Job unchanged for 2 s.
+    /// finalizer and counted in the Job's status.terminating.
     async fn delete(
         &self,
         pod: &Pod,
@@ -910,15 +910,16 @@ impl Run {
             );
         }
         let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
-        let mut last: Option<(String, bool)> = None;
-        let mut since = tokio::time::Instant::now();
         loop {
-            // The pod first, then the Job: the controller records the pod as uncounted before
+            // The pods first, then the Job: the controller records the pod as uncounted before
             // it drops the finalizer, so a pod seen released is in the Job read after it. Read
             // the other way round, a Job from before the deletion and a pod released since
             // passed for a deletion not counted (seen at 1.30 on a busy machine: failed=0).
-            let pod = self.pods.get_opt(&name).await.unwrap();
-            let held = pod.as_ref().is_some_and(is_held_terminating);
+            let pods = self.job_pods().await;
+            let held = pods
+                .iter()
+                .any(|p| p.metadata.name.as_deref() == Some(&name) && is_held_terminating(p));
+            let held_pods = pods.iter().filter(|p| is_held_terminating(p)).count();
             let job = self.job().await;
             if let Some(ending) = has_true_condition(&job, &ENDING_CONDITIONS) {
                 return ("delete", (job, Some(ending)));
@@ -926,14 +927,15 @@ impl Run {
             if !held && uncounted_empty(&job) {
                 return ("delete", (job, None));
             }
-            let mut status = job.status.clone().unwrap_or_default();
-            status.conditions = None;
-            let state = (serde_json::to_string(&status).unwrap(), held);
-            if last.as_ref() != Some(&state) {
-                last = Some(state);
-                since = tokio::time::Instant::now();
-            }
-            if held && uncounted_empty(&job) && since.elapsed() >= Duration::from_secs(2) {
+            // Held, not counted, and the controller has seen the deletion: it counts every held
+            // pod in status.terminating, in the same sync that would have counted this one as
+            // failed. (A Job unchanged for 2 s stood for this before, and was too short on a busy
+            // machine: seen at 1.33.)
+            let terminating = job.status.as_ref().and_then(|s| s.terminating).unwrap_or(0);
+            if held
+                && uncounted_empty(&job)
+                && usize::try_from(terminating).unwrap_or(0) >= held_pods
+            {
                 return ("delete", (job, None));
             }
             if tokio::time::Instant::now() > deadline {
