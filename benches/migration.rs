@@ -23,13 +23,17 @@
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it: a
 //! benchmark run takes a minute and 20 PVs of the pool.
+#[allow(dead_code)] // the bench moves ordinal by ordinal, to time each
+#[path = "../tests/suite/support/zero_downtime/manual_kep.rs"]
+mod manual_kep;
+
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::jiff::Timestamp;
+use manual_kep::ManualKep;
 use serde_json::{Value, json};
 
 /// The replicas of the timed moves (tool, its polling baseline, manual).
@@ -249,9 +253,8 @@ impl Env {
 
     /// Runs kubectl against `context`; panics with its stderr when it fails.
     fn kubectl(&self, context: &str, args: &[&str], stdin: Option<&str>) -> Output {
-        self.try_kubectl(context, args, stdin).unwrap_or_else(|e| {
-            panic!("kubectl --context {context} {} failed: {e}", args.join(" "))
-        })
+        self.try_kubectl(context, args, stdin)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn try_kubectl(
@@ -260,38 +263,9 @@ impl Env {
         args: &[&str],
         stdin: Option<&str>,
     ) -> Result<Output, String> {
-        let mut child = Command::new(&self.kubectl)
-            .env("KUBECONFIG", &self.kubeconfig)
-            .args(["--context", context])
-            .args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.kubectl.display()))?;
-        if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("piped stdin")
-                .write_all(input.as_bytes())
-                .map_err(|e| e.to_string())?;
-        }
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "{}: {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(Output {
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        })
+        let stdout =
+            manual_kep::run_kubectl(&self.kubectl, &self.kubeconfig, context, args, stdin)?;
+        Ok(Output { stdout })
     }
 
     fn json(&self, context: &str, args: &[&str]) -> Value {
@@ -512,121 +486,32 @@ impl Env {
         }
     }
 
-    /// The move as a person's script does it, one kubectl subprocess per call.
+    /// The move as a person's script does it, one kubectl subprocess per call: the manual
+    /// KEP-3335 procedure the zero-downtime bench measures too, timed per ordinal.
     fn run_manual(&self, ns: &str) -> ManualRun {
         let mut run = Manual {
             env: self,
             calls: 0,
             waiting: Duration::ZERO,
         };
+        let kep = ManualKep {
+            namespace: ns,
+            set: SET,
+            claim_templates: &["data"],
+            replicas: MANUAL_REPLICAS,
+            source: SRC,
+            destination: DST,
+        };
+        let failed = |e: String| -> ! { panic!("the manual move of {ns}/{SET} failed: {e}") };
         let started = Instant::now();
         // The destination set: a copy with replicas 0 that owns no ordinal yet.
-        let mut set = run.json(SRC, &["-n", ns, "get", "statefulset", SET, "-o", "json"]);
-        strip(&mut set);
-        set["spec"]["replicas"] = json!(0);
-        set["spec"]["ordinals"] = json!({"start": MANUAL_REPLICAS});
-        run.call(
-            DST,
-            &["-n", ns, "create", "-f", "-"],
-            Some(&set.to_string()),
-            false,
-        );
-
+        kep.create_destination(&mut run, 0, MANUAL_REPLICAS)
+            .unwrap_or_else(|e| failed(e));
         let mut ordinals = Vec::new();
         for k in (0..MANUAL_REPLICAS).rev() {
             let ordinal_started = Instant::now();
             let waiting_before = run.waiting;
-            let claim_name = format!("data-{SET}-{k}");
-            let mut claim = run.json(SRC, &["-n", ns, "get", "pvc", &claim_name, "-o", "json"]);
-            let volume_name = claim["spec"]["volumeName"]
-                .as_str()
-                .unwrap_or_else(|| panic!("{claim_name} is not bound"))
-                .to_string();
-            // Protect the data before the claim's pod goes away.
-            let out = run.call(
-                SRC,
-                &[
-                    "patch",
-                    "pv",
-                    &volume_name,
-                    "-p",
-                    r#"{"spec":{"persistentVolumeReclaimPolicy":"Retain"}}"#,
-                    "-o",
-                    "json",
-                ],
-                None,
-                false,
-            );
-            let mut volume: Value = serde_json::from_str(&out.stdout).expect("patched PV as JSON");
-            run.call(
-                SRC,
-                &[
-                    "-n",
-                    ns,
-                    "scale",
-                    &format!("statefulset/{SET}"),
-                    &format!("--replicas={k}"),
-                ],
-                None,
-                false,
-            );
-            run.call(
-                SRC,
-                &[
-                    "-n",
-                    ns,
-                    "wait",
-                    "--for=delete",
-                    &format!("pod/{SET}-{k}"),
-                    "--timeout=300s",
-                ],
-                None,
-                true,
-            );
-            // Copies for the destination: pre-bound to each other, Retain, no identity of the source.
-            strip(&mut volume);
-            volume["spec"]["claimRef"] = json!({
-                "apiVersion": "v1", "kind": "PersistentVolumeClaim", "name": claim_name, "namespace": ns
-            });
-            volume["spec"]["persistentVolumeReclaimPolicy"] = json!("Retain");
-            strip(&mut claim);
-            let copies = json!({"apiVersion": "v1", "kind": "List", "items": [volume, claim]});
-            run.call(
-                DST,
-                &["create", "-f", "-"],
-                Some(&copies.to_string()),
-                false,
-            );
-            let patch =
-                json!({"spec": {"ordinals": {"start": k}, "replicas": MANUAL_REPLICAS - k}});
-            run.call(
-                DST,
-                &[
-                    "-n",
-                    ns,
-                    "patch",
-                    "statefulset",
-                    SET,
-                    "--type=merge",
-                    "-p",
-                    &patch.to_string(),
-                ],
-                None,
-                false,
-            );
-            run.call(
-                DST,
-                &[
-                    "-n",
-                    ns,
-                    "rollout",
-                    "status",
-                    &format!("statefulset/{SET}"),
-                    "--timeout=300s",
-                ],
-                None,
-                true,
-            );
+            kep.move_ordinal(&mut run, k).unwrap_or_else(|e| failed(e));
             ordinals.push(ManualOrdinal {
                 ordinal: k,
                 wall: ordinal_started.elapsed(),
@@ -704,41 +589,21 @@ struct Manual<'a> {
     waiting: Duration,
 }
 
-impl Manual<'_> {
-    fn call(&mut self, context: &str, args: &[&str], stdin: Option<&str>, wait: bool) -> Output {
+impl manual_kep::Kubectl for Manual<'_> {
+    fn call(
+        &mut self,
+        context: &str,
+        args: &[&str],
+        stdin: Option<&str>,
+        waits: bool,
+    ) -> Result<String, String> {
         let started = Instant::now();
-        let out = self.env.kubectl(context, args, stdin);
+        let out = self.env.try_kubectl(context, args, stdin)?;
         self.calls += 1;
-        if wait {
+        if waits {
             self.waiting += started.elapsed();
         }
-        out
-    }
-
-    fn json(&mut self, context: &str, args: &[&str]) -> Value {
-        let out = self.call(context, args, None, false);
-        serde_json::from_str(&out.stdout)
-            .unwrap_or_else(|e| panic!("kubectl {} printed no JSON: {e}", args.join(" ")))
-    }
-}
-
-/// Drops what identifies the object in its cluster (as `jq 'del(...)'` would in a script).
-fn strip(object: &mut Value) {
-    if let Some(meta) = object["metadata"].as_object_mut() {
-        for key in [
-            "uid",
-            "resourceVersion",
-            "creationTimestamp",
-            "generation",
-            "managedFields",
-            "annotations",
-            "ownerReferences",
-        ] {
-            meta.remove(key);
-        }
-    }
-    if let Some(o) = object.as_object_mut() {
-        o.remove("status");
+        Ok(out.stdout)
     }
 }
 

@@ -29,10 +29,12 @@
 //! the copies per cluster.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it.
+mod common;
 #[allow(dead_code)] // only the release download and its checks are used here
 #[path = "../tests/suite/support/real_world.rs"]
 mod real_world;
 
+use common::ClusterBench;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -50,28 +52,18 @@ const TARGET_RSS_MB: f64 = 300.0;
 /// Issue 27: within this ratio of the previous build (with KM_BENCH_BASE_BIN).
 const TARGET_BASE_RATIO: f64 = 1.2;
 const CRDS: &str = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
-    export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
-    kubeconfig=$(tests/cluster/start.sh a b c) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
-    bin=$(tests/cluster/build.sh) && export KM_TEST_BIN_DIR=$bin\n  \
-    cargo bench --bench schema_diff_live\n  \
-    tests/cluster/stop.sh   # afterwards (with the same KM_CLUSTERS_DIR)";
+
+const BENCH: ClusterBench = ClusterBench {
+    name: "schema_diff_live",
+    start: "tests/cluster/start.sh a b c",
+};
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
-        eprintln!(
-            "benches/schema_diff_live.rs: not run outside `cargo bench` (it installs 300 large \
-             CRDs in the local clusters); run `cargo bench --bench schema_diff_live`"
-        );
+    if !BENCH.invoked("it installs 300 large CRDs in the local clusters") {
         return;
     }
-    let env = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| panic!("{name} is not set: {HOW_TO_START}"))
-    };
-    let kubeconfig = env("KM_TEST_KUBECONFIG");
-    let kubectl = env("KM_TEST_BIN_DIR").join("kubectl");
+    let kubeconfig = BENCH.path("KM_TEST_KUBECONFIG");
+    let kubectl = BENCH.path("KM_TEST_BIN_DIR").join("kubectl");
     let tool = std::env::var_os("KM_BENCH_BIN").map_or_else(
         || PathBuf::from(env!("CARGO_BIN_EXE_kubectl-migrate")),
         PathBuf::from,

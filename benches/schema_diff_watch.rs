@@ -20,6 +20,8 @@
 //!
 //! The tool binary is the one cargo builds for this bench; KM_BENCH_BIN overrides it.
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it.
+mod common;
+use common::ClusterBench;
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -37,12 +39,6 @@ const NAME: &str = "gadgets.bench-watch.example.com";
 const CONTEXTS: [&str; 3] = ["km-a", "km-b", "km-c"];
 const TARGET_MEDIAN: Duration = Duration::from_secs(2);
 const TARGET_RSS_GROWTH: f64 = 1.2;
-const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
-    export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
-    kubeconfig=$(tests/cluster/start.sh a b c) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
-    bin=$(tests/cluster/build.sh) && export KM_TEST_BIN_DIR=$bin\n  \
-    cargo bench --bench schema_diff_watch\n  \
-    tests/cluster/stop.sh   # afterwards (with the same KM_CLUSTERS_DIR)";
 
 fn crd(modes: &[&str]) -> Value {
     json!({
@@ -131,21 +127,17 @@ fn is_change(line: &str) -> bool {
     line.contains("\"type\":\"change\"")
 }
 
+const BENCH: ClusterBench = ClusterBench {
+    name: "schema_diff_watch",
+    start: "tests/cluster/start.sh a b c",
+};
+
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
-        eprintln!(
-            "benches/schema_diff_watch.rs: not run outside `cargo bench` (it needs the local \
-             clusters); run `cargo bench --bench schema_diff_watch`"
-        );
+    if !BENCH.invoked("it needs the local clusters") {
         return;
     }
-    let env = |name: &str| {
-        std::env::var_os(name)
-            .map(PathBuf::from)
-            .unwrap_or_else(|| panic!("{name} is not set: {HOW_TO_START}"))
-    };
-    let kubeconfig = env("KM_TEST_KUBECONFIG");
-    let kubectl = env("KM_TEST_BIN_DIR").join("kubectl");
+    let kubeconfig = BENCH.path("KM_TEST_KUBECONFIG");
+    let kubectl = BENCH.path("KM_TEST_BIN_DIR").join("kubectl");
     let tool = std::env::var_os("KM_BENCH_BIN").map_or_else(
         || PathBuf::from(env!("CARGO_BIN_EXE_kubectl-migrate")),
         PathBuf::from,

@@ -25,6 +25,7 @@
 //! and its volumes are given back to the pool.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it.
+mod common;
 #[path = "../tests/suite/support/zero_downtime/mod.rs"]
 mod zero_downtime;
 
@@ -32,6 +33,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use common::ClusterBench;
 use zero_downtime::Clusters;
 use zero_downtime::database::{Database, Options};
 use zero_downtime::migration::{
@@ -44,35 +46,28 @@ const DESTINATION: &str = "km-b";
 /// Where the in-cluster controller runs and its StatefulSetMigration lives.
 const MANAGEMENT: &str = "km-c";
 const KILLS: u32 = 8;
-const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
-    export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
-    kubeconfig=$(tests/cluster/start.sh a b c) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
-    bin=$(tests/cluster/build.sh) && export KM_TEST_BIN_DIR=$bin\n  \
-    cargo bench --bench zero_downtime\n  \
-    tests/cluster/stop.sh   # afterwards (with the same KM_CLUSTERS_DIR)";
+
+const BENCH: ClusterBench = ClusterBench {
+    name: "zero_downtime",
+    start: "tests/cluster/start.sh a b c",
+};
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
-        eprintln!(
-            "benches/zero_downtime.rs: not run outside `cargo bench` (it moves an etcd cluster \
-             between the local clusters seven times); run `cargo bench --bench zero_downtime`"
-        );
+    if !BENCH.invoked("it moves an etcd cluster between the local clusters seven times") {
         return;
     }
-    let path = |name: &str| match std::env::var_os(name) {
-        Some(value) if !value.is_empty() => PathBuf::from(value),
-        _ => fail(&format!("{name} is not set: {HOW_TO_START}")),
-    };
     let clusters = Clusters::connect(
-        &path("KM_TEST_KUBECONFIG"),
-        &path("KM_TEST_BIN_DIR"),
+        &BENCH.path("KM_TEST_KUBECONFIG"),
+        &BENCH.path("KM_TEST_BIN_DIR"),
         SOURCE,
         DESTINATION,
     )
-    .unwrap_or_else(|e| fail(&format!("{e}\n{HOW_TO_START}")));
+    .unwrap_or_else(|e| BENCH.fail(&format!("{e}\n{}", BENCH.how_to_run())));
     let started = Instant::now();
     let id = format!("bench-{}", std::process::id());
-    let runner = clusters.start_runner(&id).unwrap_or_else(|e| fail(&e));
+    let runner = clusters
+        .start_runner(&id)
+        .unwrap_or_else(|e| BENCH.fail(&format!("cannot start the pod runner: {e}")));
     let logs = runner.log_dir().join("plugin");
     let plugin = |name: &str, args: &[&str], kills: u32| {
         let mut plugin = Plugin::new(name, args, logs.clone());
@@ -136,7 +131,10 @@ fn main() {
         .map(|m| m.verification.lost.len())
         .sum();
     if plugin_lost > 0 || !overlaps.is_empty() {
-        fail("the plugin lost acknowledged writes, or a data directory was opened twice (above)");
+        BENCH.fail(
+            "the plugin lost acknowledged writes, or a data directory was opened twice (the \
+             figures above; the pod runner's log says which)",
+        );
     }
 }
 
@@ -147,14 +145,15 @@ fn run(
     options: &Options,
     migrations: Vec<Box<dyn Migration>>,
 ) -> Vec<Measurement> {
-    let db = Database::create(clusters, runner, options).unwrap_or_else(|e| fail(&e));
+    let db = Database::create(clusters, runner, options).unwrap_or_else(|e| halted(runner, &e));
     let mut figures = Vec::new();
     for mut migration in migrations {
-        let m = measure(&db, runner, migration.as_mut()).unwrap_or_else(|e| fail(&e));
+        let m = measure(&db, runner, migration.as_mut()).unwrap_or_else(|e| halted(runner, &e));
         eprintln!("bench: {}", m.summary());
         figures.push(m);
     }
-    db.tear_down(true).unwrap_or_else(|e| fail(&e));
+    db.tear_down(true)
+        .unwrap_or_else(|e| halted(runner, &format!("removing the database: {e}")));
     figures
 }
 
@@ -205,7 +204,12 @@ fn report(figures: &[Measurement], overlaps: &[String], seconds: u64) -> String 
     out
 }
 
-fn fail(message: &str) -> ! {
-    eprintln!("bench: {message}");
-    std::process::exit(1);
+/// Ends a run that failed half-way, saying what to do: the clusters may keep what it made.
+fn halted(runner: &PodRunner, error: &str) -> ! {
+    BENCH.fail(&format!(
+        "{error}\nThe clusters may keep this run's database (a namespace zd-...) and its volumes. \
+         Stop them (tests/cluster/stop.sh) and start them again before the next run. The pod \
+         runner's and the plugin's logs are in {}",
+        runner.log_dir().display()
+    ))
 }

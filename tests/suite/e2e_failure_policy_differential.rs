@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use kubectl_migrate::failure_policy::{check, engine, model::JobModel, scenario};
-use support::jobs::{Observed, ScenarioFile, run_scenario};
+use support::jobs::{Observed, OtherVersion, ScenarioFile, run_scenario};
 use support::{CONTEXT_C, client};
 
 fn scenario_dir() -> PathBuf {
@@ -66,16 +66,22 @@ async fn the_simulator_agrees_with_the_real_job_controller_on_every_scenario() {
     .await;
 }
 
-/// The same against the cluster of the older pinned version (OLDER_KUBERNETES_VERSION in
-/// tests/cluster/versions.env), which scripts/test.sh starts beside the others: the version
-/// table of src/failure_policy/SEMANTICS.md held to a real controller of another minor.
+/// The same against the clusters of the other pinned versions (tests/cluster/versions.env), which
+/// scripts/test.sh starts beside the others: the version table of src/failure_policy/SEMANTICS.md
+/// held to real controllers of other minors.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_simulator_agrees_with_the_job_controller_of_the_older_version() {
-    let client = support::jobs::older_client().await;
-    agrees_on_every_scenario(client, OLDER, "failure-policy-observed-older").await;
+    agrees_at(OtherVersion::Older, "failure-policy-observed-older").await;
 }
 
-use support::jobs::OLDER;
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_simulator_agrees_with_the_job_controller_of_the_middle_version() {
+    agrees_at(OtherVersion::Middle, "failure-policy-observed-middle").await;
+}
+
+async fn agrees_at(version: OtherVersion, written_as: &str) {
+    agrees_on_every_scenario(version.client().await, version.context(), written_as).await;
+}
 
 async fn agrees_on_every_scenario(client: kube::Client, context: &'static str, written_as: &str) {
     let version = client.apiserver_version().await.expect("server version");

@@ -90,12 +90,8 @@ pub fn pinned_kubernetes_version() -> String {
     pinned("KUBERNETES_VERSION")
 }
 
-/// The older control plane the failure-policy differential also runs against.
-pub fn pinned_older_kubernetes_version() -> String {
-    pinned("OLDER_KUBERNETES_VERSION")
-}
-
-fn pinned(name: &str) -> String {
+/// The version pinned as `name` in tests/cluster/versions.env.
+pub fn pinned(name: &str) -> String {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cluster/versions.env"),
     )

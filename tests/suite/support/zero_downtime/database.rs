@@ -6,7 +6,8 @@
 //! member is added or removed. Members start together (podManagementPolicy Parallel), as etcd's
 //! bootstrap needs a quorum before any member is healthy.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
@@ -15,8 +16,10 @@ use k8s_openapi::api::core::v1::{
     Namespace, PersistentVolume, PersistentVolumeClaim, Pod, Service, ServiceAccount,
 };
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::Api;
 use kube::api::{DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kubectl_migrate::cluster::describe_kube_error as in_words;
 use serde_json::{Value, json};
 
 use super::runner::{LOOPBACK_NET, PROCESS_READY, PodRunner, RUNNER_LABEL, pod_ip};
@@ -92,7 +95,7 @@ impl<'c> Database<'c> {
                     Api::<PodDisruptionBudget>::namespaced(client.clone(), &db.namespace)
                         .create(&PostParams::default(), &budget),
                 )
-                .map_err(|e| format!("creating the PodDisruptionBudget: {e}"))?;
+                .map_err(|e| format!("creating the PodDisruptionBudget: {}", in_words(&e)))?;
         }
         let set: StatefulSet = from_json(statefulset(
             &db.namespace,
@@ -105,7 +108,7 @@ impl<'c> Database<'c> {
                 Api::<StatefulSet>::namespaced(client, &db.namespace)
                     .create(&PostParams::default(), &set),
             )
-            .map_err(|e| format!("creating the StatefulSet: {e}"))?;
+            .map_err(|e| format!("creating the StatefulSet: {}", in_words(&e)))?;
         db.wait_serving_in(Side::Source)?;
         Ok(db)
     }
@@ -139,7 +142,13 @@ impl<'c> Database<'c> {
             .block_on(
                 Api::<Namespace>::all(client.clone()).create(&PostParams::default(), &namespace),
             )
-            .map_err(|e| format!("creating namespace {} in {context}: {e}", self.namespace))?;
+            .map_err(|e| {
+                format!(
+                    "creating namespace {} in {context}: {}",
+                    self.namespace,
+                    in_words(&e)
+                )
+            })?;
         // Pods are admitted once the namespace's default ServiceAccount exists.
         let accounts: Api<ServiceAccount> = self.api(context);
         wait_until(
@@ -148,7 +157,7 @@ impl<'c> Database<'c> {
             || match self.clusters.block_on(accounts.get_opt("default")) {
                 Ok(Some(_)) => Ok(()),
                 Ok(None) => Err("not created yet".into()),
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(in_words(&e)),
             },
         )?;
         let service: Service = from_json(json!({
@@ -161,7 +170,7 @@ impl<'c> Database<'c> {
                 self.api::<Service>(context)
                     .create(&PostParams::default(), &service),
             )
-            .map_err(|e| format!("creating the Service in {context}: {e}"))?;
+            .map_err(|e| format!("creating the Service in {context}: {}", in_words(&e)))?;
         Ok(())
     }
 
@@ -170,7 +179,7 @@ impl<'c> Database<'c> {
         self.clusters
             .block_on(api.list(&ListParams::default().labels(&format!("app={SET}"))))
             .map(|l| l.items)
-            .map_err(|e| format!("listing pods in {context}: {e}"))
+            .map_err(|e| format!("listing pods in {context}: {}", in_words(&e)))
     }
 
     /// Waits until every member runs and is Ready on `side` and none is left on the other.
@@ -194,9 +203,12 @@ impl<'c> Database<'c> {
             if ready.len() == self.members as usize && left == 0 {
                 Ok(())
             } else {
-                Err(format!(
-                    "Ready in {here}: {ready:?}; pods in {there}: {left}"
-                ))
+                let ready = if ready.is_empty() {
+                    "none".to_string()
+                } else {
+                    ready.join(", ")
+                };
+                Err(format!("Ready in {here}: {ready}; pods in {there}: {left}"))
             }
         })
     }
@@ -204,8 +216,7 @@ impl<'c> Database<'c> {
     /// Removes the database: the StatefulSets first, then waits until the runner has stopped
     /// every member and the pods are gone (a namespace deleted under them would leave pods that
     /// no runner finishes), then the namespaces. With `release_volumes` (the benchmark, which
-    /// runs again on the same clusters), also deletes the volume copies in the destination,
-    /// empties the volumes and gives the source's back to the pool.
+    /// runs again on the same clusters), the volumes go back to the pool: see [`Self::release`].
     pub fn tear_down(mut self, release_volumes: bool) -> Result<(), String> {
         self.torn_down = true;
         self.remove(release_volumes)
@@ -214,7 +225,14 @@ impl<'c> Database<'c> {
     fn remove(&self, release_volumes: bool) -> Result<(), String> {
         let source = self.context(Side::Source).to_string();
         let destination = self.context(Side::Destination).to_string();
-        let volumes = self.volumes(&source)?;
+        // Held before any claim goes: a move can leave a volume with reclaim policy Delete
+        // (a rollback gives the originals their policy back), and the PV controller would then
+        // delete it, and its directory too when that lies under /tmp.
+        let volumes = if release_volumes {
+            self.hold_volumes()?
+        } else {
+            Vec::new()
+        };
         for context in [&source, &destination] {
             let sets: Api<StatefulSet> = self.api(context);
             match self
@@ -222,7 +240,12 @@ impl<'c> Database<'c> {
                 .block_on(sets.delete(SET, &DeleteParams::default()))
             {
                 Ok(_) | Err(kube::Error::Api(_)) => {}
-                Err(e) => return Err(format!("deleting the StatefulSet in {context}: {e}")),
+                Err(e) => {
+                    return Err(format!(
+                        "deleting the StatefulSet in {context}: {}",
+                        in_words(&e)
+                    ));
+                }
             }
         }
         wait_until(Duration::from_secs(120), "the members to stop", || {
@@ -245,78 +268,138 @@ impl<'c> Database<'c> {
         Ok(())
     }
 
-    /// The volumes of the database's claims in `context`: (PV name, host path).
-    fn volumes(&self, context: &str) -> Result<Vec<(String, PathBuf)>, String> {
-        let client = self.clusters.client(context);
-        let claims: Api<PersistentVolumeClaim> = self.api(context);
-        let pvs: Api<PersistentVolume> = Api::all(client);
-        let claims = self
-            .clusters
-            .block_on(claims.list(&ListParams::default()))
-            .map_err(|e| format!("listing claims in {context}: {e}"))?;
-        let mut out = Vec::new();
-        for name in claims
-            .items
-            .iter()
-            .filter_map(|c| c.spec.as_ref()?.volume_name.clone())
-        {
-            let pv = self
+    /// Every PV in either cluster whose claim is (or was) one of the database's, set to reclaim
+    /// policy Retain.
+    fn hold_volumes(&self) -> Result<Vec<HeldVolume>, String> {
+        let retain = json!({"spec": {"persistentVolumeReclaimPolicy": "Retain"}});
+        let mut held = Vec::new();
+        for side in [Side::Source, Side::Destination] {
+            let context = self.context(side);
+            let pvs: Api<PersistentVolume> = Api::all(self.clusters.client(context));
+            let list = self
                 .clusters
-                .block_on(pvs.get(&name))
-                .map_err(|e| format!("reading PV {name} in {context}: {e}"))?;
-            if let Some(path) = pv.spec.and_then(|s| s.host_path).map(|h| h.path) {
-                out.push((name, PathBuf::from(path)));
+                .block_on(pvs.list(&ListParams::default()))
+                .map_err(|e| format!("listing the PVs of {context}: {}", in_words(&e)))?;
+            for pv in list.items {
+                let spec = pv.spec.unwrap_or_default();
+                let claimed_here = spec.claim_ref.as_ref().and_then(|c| c.namespace.as_deref())
+                    == Some(self.namespace.as_str());
+                let (Some(name), Some(host_path), true) =
+                    (pv.metadata.name, spec.host_path, claimed_here)
+                else {
+                    continue;
+                };
+                match self.clusters.block_on(pvs.patch(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&retain),
+                )) {
+                    Ok(_) => {}
+                    Err(kube::Error::Api(s)) if s.code == 404 => continue,
+                    Err(e) => {
+                        return Err(format!(
+                            "setting PV {name} in {context} to Retain: {}",
+                            in_words(&e)
+                        ));
+                    }
+                }
+                held.push(HeldVolume {
+                    side,
+                    name,
+                    path: PathBuf::from(host_path.path),
+                    created: pv.metadata.creation_timestamp,
+                });
             }
         }
-        Ok(out)
+        Ok(held)
     }
 
-    /// Deletes the PV copies in the destination, empties the volumes and makes the source's PVs
-    /// Available again, with the pool's reclaim policy.
-    fn release(&self, volumes: &[(String, PathBuf)]) -> Result<(), String> {
-        let copies: Api<PersistentVolume> =
-            Api::all(self.clusters.client(self.context(Side::Destination)));
-        let originals: Api<PersistentVolume> =
-            Api::all(self.clusters.client(self.context(Side::Source)));
-        let release =
-            json!({"spec": {"claimRef": null, "persistentVolumeReclaimPolicy": "Delete"}});
-        // The claims go with the namespaces. Until they have, the PV binder would bind an
-        // original whose claimRef is cleared to its claim again, and then fail it (reclaim
-        // Delete of a hostPath volume) when the claim goes.
-        let claims: Api<PersistentVolumeClaim> = self.api(self.context(Side::Source));
-        wait_until(
-            Duration::from_secs(120),
-            "the database's claims to go",
-            || match self.clusters.block_on(claims.list(&ListParams::default())) {
-                Ok(list) if list.items.is_empty() => Ok(()),
-                Ok(list) => Err(format!("{} left", list.items.len())),
-                Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
-                Err(e) => Err(e.to_string()),
-            },
-        )?;
-        for (name, path) in volumes {
-            let _ = self
-                .clusters
-                .block_on(copies.delete(name, &DeleteParams::default()));
-            // The copy goes once its claim has gone with the namespace. Given back before that,
-            // the original could be bound by the next database, whose move the copy of the
-            // same name in the destination would then stop at preflight.
+    /// Gives the held volumes back, once the claims have gone with the namespaces (until then
+    /// the PV binder would bind a PV whose claimRef is cleared to its claim again): the copies
+    /// (a PV on the directory of an older one) are deleted, then each original is emptied and
+    /// made Available again with the pool's reclaim policy. Whichever cluster the last move left
+    /// the database in, and whatever policy it left, the pool is as it was.
+    fn release(&self, volumes: &[HeldVolume]) -> Result<(), String> {
+        for side in [Side::Source, Side::Destination] {
+            let context = self.context(side);
+            let claims: Api<PersistentVolumeClaim> = self.api(context);
             wait_until(
                 Duration::from_secs(120),
-                &format!("the copy of {name} to go"),
-                || match self.clusters.block_on(copies.get_opt(name)) {
-                    Ok(None) => Ok(()),
-                    Ok(Some(_)) => Err("still there".into()),
-                    Err(e) => Err(e.to_string()),
+                &format!("the database's claims in {context} to go"),
+                || match self.clusters.block_on(claims.list(&ListParams::default())) {
+                    Ok(list) if list.items.is_empty() => Ok(()),
+                    Ok(list) => Err(format!("{} left", list.items.len())),
+                    Err(kube::Error::Api(e)) if e.code == 404 => Ok(()),
+                    Err(e) => Err(in_words(&e)),
                 },
             )?;
-            empty_directory(path)?;
+        }
+        let (originals, copies) = originals_and_copies(volumes);
+        for copy in copies {
+            let context = self.context(copy.side);
+            let pvs: Api<PersistentVolume> = Api::all(self.clusters.client(context));
+            let _ = self
+                .clusters
+                .block_on(pvs.delete(&copy.name, &DeleteParams::default()));
+            // Given back before its copy has gone, an original could be bound by the next
+            // database, whose move the copy of the same name would then stop at preflight.
+            wait_until(
+                Duration::from_secs(120),
+                &format!("the copy {} in {context} to go", copy.name),
+                || match self.clusters.block_on(pvs.get_opt(&copy.name)) {
+                    Ok(None) => Ok(()),
+                    Ok(Some(_)) => Err("still there".into()),
+                    Err(e) => Err(in_words(&e)),
+                },
+            )?;
+        }
+        let give_back =
+            json!({"spec": {"claimRef": null, "persistentVolumeReclaimPolicy": "Delete"}});
+        for original in originals {
+            let context = self.context(original.side);
+            let pvs: Api<PersistentVolume> = Api::all(self.clusters.client(context));
+            empty_directory(&original.path)?;
             self.clusters
-                .block_on(originals.patch(name, &PatchParams::default(), &Patch::Merge(&release)))
-                .map_err(|e| format!("giving {name} back to the pool: {e}"))?;
+                .block_on(pvs.patch(
+                    &original.name,
+                    &PatchParams::default(),
+                    &Patch::Merge(&give_back),
+                ))
+                .map_err(|e| {
+                    format!(
+                        "giving PV {} in {context} back to the pool: {}",
+                        original.name,
+                        in_words(&e)
+                    )
+                })?;
         }
         Ok(())
     }
+}
+
+/// A PV the database's claims used, held with reclaim policy Retain until it is given back.
+struct HeldVolume {
+    side: Side,
+    name: String,
+    path: PathBuf,
+    created: Option<Time>,
+}
+
+/// The originals (per directory, the PV created first: the pool's) and the copies a move made
+/// of them (the later ones on the same directory).
+fn originals_and_copies(volumes: &[HeldVolume]) -> (Vec<&HeldVolume>, Vec<&HeldVolume>) {
+    let mut by_path: BTreeMap<&Path, Vec<&HeldVolume>> = BTreeMap::new();
+    for v in volumes {
+        by_path.entry(&v.path).or_default().push(v);
+    }
+    let (mut originals, mut copies) = (Vec::new(), Vec::new());
+    for mut same_directory in by_path.into_values() {
+        same_directory.sort_by(|a, b| a.created.cmp(&b.created));
+        let mut same_directory = same_directory.into_iter();
+        originals.extend(same_directory.next());
+        copies.extend(same_directory);
+    }
+    (originals, copies)
 }
 
 impl Drop for Database<'_> {
@@ -337,9 +420,13 @@ fn empty_directory(path: &std::path::Path) -> Result<(), String> {
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
     for entry in entries {
-        let entry = entry.map_err(|e| e.to_string())?;
+        let entry = entry.map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let p = entry.path();
-        let removed = if entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+        let is_dir = entry
+            .file_type()
+            .map_err(|e| format!("cannot read {}: {e}", entry.path().display()))?
+            .is_dir();
+        let removed = if is_dir {
             std::fs::remove_dir_all(&p)
         } else {
             std::fs::remove_file(&p)

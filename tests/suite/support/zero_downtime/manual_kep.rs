@@ -7,6 +7,10 @@
 //! no identity of the source), give the destination the ordinal (`ordinals.start: k` and the
 //! replicas in one patch), wait for its rollout.
 
+use std::io::Write as _;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
 use serde_json::{Value, json};
 
 /// Runs kubectl against a context: its stdout, or what went wrong. `waits` marks the calls that
@@ -19,6 +23,50 @@ pub trait Kubectl {
         stdin: Option<&str>,
         waits: bool,
     ) -> Result<String, String>;
+}
+
+/// Runs the kubectl binary `kubectl` with `kubeconfig` against `context`: its stdout, or what
+/// went wrong (kubectl's stderr). The one kubectl caller of the benches and the zero-downtime
+/// harness.
+pub fn run_kubectl(
+    kubectl: &Path,
+    kubeconfig: &Path,
+    context: &str,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> Result<String, String> {
+    let mut child = Command::new(kubectl)
+        .env("KUBECONFIG", kubeconfig)
+        .args(["--context", context])
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", kubectl.display()))?;
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("piped stdin")
+            .write_all(input.as_bytes())
+            .map_err(|e| format!("cannot write to kubectl: {e}"))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("cannot wait for kubectl: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "kubectl --context {context} {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// One StatefulSet to move from `source` to `destination`, both namespaces named `namespace`.

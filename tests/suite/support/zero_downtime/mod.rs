@@ -26,9 +26,7 @@ pub mod process_spec;
 pub mod runner;
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -48,7 +46,10 @@ pub async fn connect(kubeconfig: &Path, context: &str) -> Result<Client, String>
     let client = Client::try_from(config).map_err(|e| format!("context {context}: {e}"))?;
     match tokio::time::timeout(Duration::from_secs(10), client.apiserver_version()).await {
         Ok(Ok(_)) => Ok(client),
-        Ok(Err(e)) => Err(format!("cluster {context} is not reachable: {e}")),
+        Ok(Err(e)) => Err(format!(
+            "cluster {context} is not reachable: {}",
+            kubectl_migrate::cluster::describe_kube_error(&e)
+        )),
         Err(_) => Err(format!("cluster {context} did not answer within 10s")),
     }
 }
@@ -121,37 +122,13 @@ impl Clusters {
         args: &[&str],
         stdin: Option<&str>,
     ) -> Result<String, String> {
-        let kubectl = self.bin_dir.join("kubectl");
-        let mut child = Command::new(&kubectl)
-            .env("KUBECONFIG", &self.kubeconfig)
-            .args(["--context", context])
-            .args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", kubectl.display()))?;
-        if let Some(input) = stdin {
-            child
-                .stdin
-                .take()
-                .expect("piped stdin")
-                .write_all(input.as_bytes())
-                .map_err(|e| e.to_string())?;
-        }
-        let out = child.wait_with_output().map_err(|e| e.to_string())?;
-        if !out.status.success() {
-            return Err(format!(
-                "kubectl --context {context} {}: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        manual_kep::run_kubectl(
+            &self.bin_dir.join("kubectl"),
+            &self.kubeconfig,
+            context,
+            args,
+            stdin,
+        )
     }
 }
 

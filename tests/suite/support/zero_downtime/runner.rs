@@ -387,7 +387,10 @@ async fn run(
                         continue;
                     }
                     Err(e) => {
-                        journal.note(&format!("watch of pods in {context}: {e} (retrying)"));
+                        journal.note(&format!(
+                            "watch of pods in {context}: {} (retrying)",
+                            kubectl_migrate::cluster::describe_watch_error(&e)
+                        ));
                         continue;
                     }
                 };
