@@ -229,7 +229,7 @@ fn wide_pair(dir: &Path, properties: usize) -> Pair {
         let mut text = crd_head("Wide");
         text.push_str("        properties:\n          spec:\n            type: object\n            properties:\n");
         for i in 0..properties {
-            let _ = write!(text, "              f{i}:\n");
+            let _ = writeln!(text, "              f{i}:");
             match (changed && i % 1000 == 500, i % 3) {
                 (true, 0) => text.push_str("                type: integer\n"),
                 (true, 1) => {
