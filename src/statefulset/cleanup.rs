@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::executor::{Executor, set, volumes};
 use super::journal::Stored;
 use super::model::{Direction, Journal, Observed, Retention, Side};
+use super::words;
 use crate::error::Result;
 
 /// What a cleanup does, in order.
@@ -109,20 +110,18 @@ pub fn no_migration(name: &str) -> String {
 
 /// What `plan` deletes from the source, in words; `None` when nothing.
 fn deletions(plan: &CleanupPlan, set: &str, source_context: &str) -> Option<String> {
-    (plan.statefulset.is_some() || !plan.claims.is_empty() || !plan.volumes.is_empty()).then(
-        || {
-            format!(
-                "delete the leftover {}{} PVC and {} PV object(s) of {set} in {source_context} (the storage is kept)",
-                if plan.statefulset.is_some() {
-                    "StatefulSet, "
-                } else {
-                    ""
-                },
-                plan.claims.len(),
-                plan.volumes.len(),
-            )
-        },
-    )
+    (plan.statefulset.is_some() || !plan.claims.is_empty() || !plan.volumes.is_empty()).then(|| {
+        format!(
+            "delete the leftover {}{} and {} of {set} in {source_context} (the storage is kept)",
+            if plan.statefulset.is_some() {
+                "StatefulSet, "
+            } else {
+                ""
+            },
+            words::count(plan.claims.len() as i64, "PVC", "PVCs"),
+            words::count(plan.volumes.len() as i64, "PV object", "PV objects"),
+        )
+    })
 }
 
 /// PURE: after a complete migration, what `--cleanup` would then delete, as a next step to
@@ -143,8 +142,8 @@ pub fn question(plan: &CleanupPlan, set: &str, ex: &Executor) -> String {
     parts.extend(deletions(plan, set, &ex.sides.source.context));
     if !plan.restore.is_empty() {
         parts.push(format!(
-            "restore the original reclaim policy of {} PV(s) in {}",
-            plan.restore.len(),
+            "restore the original reclaim policy of {} in {}",
+            words::count(plan.restore.len() as i64, "PV", "PVs"),
             ex.sides.destination.context
         ));
     }

@@ -619,14 +619,14 @@ impl Run<'_> {
         let j = &rebuilt.journal;
         operator.confirm(
             &format!(
-                "Write a rebuilt journal for {} in {}/{}: {} replicas from ordinal {}, {} PV policies, {} object(s) created by the migration",
+                "Write a rebuilt journal for {} in {}/{}: {} from ordinal {}, {}, {} created by the migration",
                 j.name,
                 ex.sides.destination.context,
                 ex.sides.destination_at.namespace,
-                j.replicas,
+                words::count(j.replicas, "replica", "replicas"),
                 j.start,
-                j.original_reclaim_policies.len(),
-                j.created.len()
+                words::count(j.original_reclaim_policies.len() as i64, "PV policy", "PV policies"),
+                words::count(j.created.len() as i64, "object", "objects")
             ),
             None,
         )?;

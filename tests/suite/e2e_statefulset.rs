@@ -30,7 +30,7 @@ async fn migration_moves_everything(policy: &str, polling: bool) {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("Done: web runs in km-b"), "{err}");
     // What is left to do, and what it deletes, in the Done line and in --status.
-    let offer = "--cleanup would delete the leftover StatefulSet, 10 PVC and 10 PV object(s) of web in km-a (the storage is kept)";
+    let offer = "--cleanup would delete the leftover StatefulSet, 10 PVCs and 10 PV objects of web in km-a (the storage is kept)";
     assert!(
         err.contains(&format!("\nOnce it serves well there, {offer}.")),
         "{err}"
