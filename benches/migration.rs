@@ -61,7 +61,7 @@ const COPY_ORDER_ENV: &str = "KUBECTL_MIGRATE_COPY_ORDER";
 const OLD_ORDER_SIZES: [i32; 4] = [20, 20, 20, 10];
 const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
     export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
-    kubeconfig=$(KM_PV_POOL=100 tests/cluster/start.sh a b) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
+    kubeconfig=$(KM_PV_POOL=200 tests/cluster/start.sh a b) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
     bin=$(tests/cluster/build.sh) && export KM_TEST_BIN_DIR=$bin\n  \
     cargo bench --bench migration\n  \
     tests/cluster/stop.sh   # afterwards (with the same KM_CLUSTERS_DIR)";
@@ -398,7 +398,7 @@ impl Env {
         assert!(
             free >= claims as usize,
             "{SRC} has {free} Available PVs; the benchmark binds {claims}. Restart the clusters \
-             with a bigger pool (KM_PV_POOL=100); {HOW_TO_START}"
+             with a bigger pool (KM_PV_POOL=200); {HOW_TO_START}"
         );
     }
 
