@@ -18,8 +18,14 @@
 //! 5. deletes both namespaces and the PV copies, and returns the PVs to the pool
 //!    (KM_BENCH_KEEP=1 keeps everything for inspection).
 //!
+//! The same run also moves 70 claims' worth of sets with the tool's old copy order (each claim
+//! created right after its PV, `KUBECTL_MIGRATE_COPY_ORDER=immediate`) and reports each copied
+//! claim's wait for the PV controller (p50/p99/max) in both orders, and the tool's CPU time per
+//! ordinal (its process's user + system time over its ordinals).
+//!
 //! The tool binary is the one cargo builds for this bench (target/release/kubectl-migrate);
-//! KM_BENCH_BIN overrides it.
+//! KM_BENCH_BIN overrides it. KM_BENCH_BASE_BIN names another build (e.g. main's) that moves
+//! one more 10-replica set, for its CPU per ordinal beside this build's.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it: a
 //! benchmark run takes a minute and 20 PVs of the pool.
@@ -51,9 +57,15 @@ const TARGET_MEDIAN_OVERHEAD_MS: f64 = 50.0;
 const TARGET_RATIO: f64 = 0.3;
 /// The tool's switch to its polling observation (read by src/commands/statefulset).
 const OBSERVE_ENV: &str = "KUBECTL_MIGRATE_OBSERVE";
+/// The tool's switch to its old order of a claim's copy right after its PV's (read by
+/// src/statefulset/run.rs): the baseline of the bind latencies.
+const COPY_ORDER_ENV: &str = "KUBECTL_MIGRATE_COPY_ORDER";
+/// Sets moved with the old copy order, observing by watches: as many claims as the new order's
+/// runs bind (10 + 10 + 5 + 5 + 20 + 20).
+const OLD_ORDER_SIZES: [i32; 4] = [20, 20, 20, 10];
 const HOW_TO_START: &str = "start the local clusters and export their paths, e.g.\n  \
     export KM_CLUSTERS_DIR=$PWD/target/bench-clusters\n  \
-    kubeconfig=$(KM_PV_POOL=100 tests/cluster/start.sh a b) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
+    kubeconfig=$(KM_PV_POOL=200 tests/cluster/start.sh a b) && export KM_TEST_KUBECONFIG=$kubeconfig\n  \
     bin=$(tests/cluster/build.sh) && export KM_TEST_BIN_DIR=$bin\n  \
     cargo bench --bench migration\n  \
     tests/cluster/stop.sh   # afterwards (with the same KM_CLUSTERS_DIR)";
@@ -105,7 +117,17 @@ fn main() {
             ));
         }
     }
-    env.preflight(moves.iter().map(|m| m.1).sum());
+    let old_order: Vec<(String, i32)> = OLD_ORDER_SIZES
+        .iter()
+        .enumerate()
+        .map(|(i, size)| (ns(&format!("order{i}")), *size))
+        .collect();
+    // With KM_BENCH_BASE_BIN, the same move by another build (e.g. main's): its CPU per ordinal.
+    let base = env.base_tool.as_ref().map(|_| (ns("base"), REPLICAS));
+    env.preflight(
+        moves.iter().map(|m| m.1).sum::<i32>()
+            + old_order.iter().chain(&base).map(|m| m.1).sum::<i32>(),
+    );
     eprintln!(
         "bench: creating {} StatefulSets in {SRC} ({})",
         moves.len(),
@@ -115,10 +137,15 @@ fn main() {
             .collect::<Vec<_>>()
             .join(", ")
     );
-    for (ns, replicas, _) in &moves {
-        env.create_fixture(ns, *replicas);
+    let extra: Vec<&(String, i32)> = old_order.iter().chain(&base).collect();
+    for (ns, replicas) in moves
+        .iter()
+        .map(|(ns, r, _)| (ns, *r))
+        .chain(extra.iter().map(|(ns, r)| (ns, *r)))
+    {
+        env.create_fixture(ns, replicas);
     }
-    for (ns, _, _) in &moves {
+    for ns in moves.iter().map(|m| &m.0).chain(extra.iter().map(|m| &m.0)) {
         env.wait_fixture(ns);
     }
 
@@ -131,7 +158,8 @@ fn main() {
                     "bench: moving {ns}/{SET} ({replicas} replicas) with kubectl-migrate, observing by {}",
                     observe.name()
                 );
-                tool_runs.push((*replicas, *observe, env.run_tool(ns, *replicas, *observe)));
+                let run = env.run_tool(&env.tool, ns, *replicas, *observe, CopyOrder::New);
+                tool_runs.push((*replicas, *observe, run));
             }
             None => {
                 eprintln!("bench: moving {ns}/{SET} by hand with kubectl");
@@ -141,14 +169,43 @@ fn main() {
         env.check_moved(ns, *replicas);
     }
     let manual = manual.expect("the manual move ran");
+    let mut old_order_runs = Vec::new();
+    for (ns, replicas) in &old_order {
+        eprintln!(
+            "bench: moving {ns}/{SET} ({replicas} replicas) with kubectl-migrate, each claim copied right after its PV ({COPY_ORDER_ENV}=immediate)"
+        );
+        old_order_runs.push(env.run_tool(&env.tool, ns, *replicas, Observe::Watch, CopyOrder::Old));
+        env.check_moved(ns, *replicas);
+    }
+    let base_run = base
+        .as_ref()
+        .zip(env.base_tool.as_ref())
+        .map(|((ns, replicas), bin)| {
+            eprintln!(
+                "bench: moving {ns}/{SET} ({replicas} replicas) with {}",
+                bin.display()
+            );
+            let run = env.run_tool(bin, ns, *replicas, Observe::Watch, CopyOrder::New);
+            env.check_moved(ns, *replicas);
+            run
+        });
 
-    let report = report(&env, &tool_runs, &manual);
+    let mut report = report(&env, &tool_runs, &manual);
+    report.push_str(&binds_and_cpu(
+        &tool_runs,
+        &old_order_runs,
+        base_run.as_ref(),
+    ));
     print!("{report}");
     let out = target_dir().join("bench-migration.txt");
     std::fs::write(&out, &report).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
     eprintln!("bench: figures written to {}", out.display());
 
-    let namespaces: Vec<&str> = moves.iter().map(|m| m.0.as_str()).collect();
+    let namespaces: Vec<&str> = moves
+        .iter()
+        .map(|m| m.0.as_str())
+        .chain(extra.iter().map(|m| m.0.as_str()))
+        .collect();
     if std::env::var_os("KM_BENCH_KEEP").is_some() {
         eprintln!("bench: KM_BENCH_KEEP is set: namespaces {namespaces:?} are kept");
     } else {
@@ -207,6 +264,17 @@ struct Env {
     kubeconfig: PathBuf,
     kubectl: PathBuf,
     tool: PathBuf,
+    /// KM_BENCH_BASE_BIN: another build whose CPU per ordinal is measured in the same run.
+    base_tool: Option<PathBuf>,
+}
+
+/// When the tool copies a claim, relative to its PV.
+#[derive(Clone, Copy, PartialEq)]
+enum CopyOrder {
+    /// Once the PV controller has seen the PV (the default).
+    New,
+    /// Right after the PV (the baseline).
+    Old,
 }
 
 /// One kubectl call's result.
@@ -244,10 +312,21 @@ impl Env {
             "the plugin binary {} is missing: run `cargo build --release` (or set KM_BENCH_BIN)",
             tool.display()
         );
+        let base_tool = std::env::var_os("KM_BENCH_BASE_BIN")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        if let Some(base) = &base_tool {
+            assert!(
+                base.is_file(),
+                "KM_BENCH_BASE_BIN={} does not exist",
+                base.display()
+            );
+        }
         Env {
             kubeconfig,
             kubectl,
             tool,
+            base_tool,
         }
     }
 
@@ -293,7 +372,7 @@ impl Env {
         assert!(
             free >= claims as usize,
             "{SRC} has {free} Available PVs; the benchmark binds {claims}. Restart the clusters \
-             with a bigger pool (KM_PV_POOL=100); {HOW_TO_START}"
+             with a bigger pool (KM_PV_POOL=200); {HOW_TO_START}"
         );
     }
 
@@ -423,12 +502,27 @@ impl Env {
         );
     }
 
-    fn run_tool(&self, ns: &str, replicas: i32, observe: Observe) -> ToolRun {
+    fn run_tool(
+        &self,
+        tool: &Path,
+        ns: &str,
+        replicas: i32,
+        observe: Observe,
+        order: CopyOrder,
+    ) -> ToolRun {
         let spawned_at = Timestamp::now();
         let started = Instant::now();
-        let out = Command::new(&self.tool)
+        let cpu_before = children_cpu();
+        let out = Command::new(tool)
             .env("KUBECONFIG", &self.kubeconfig)
             .env(OBSERVE_ENV, observe.env_value())
+            .env(
+                COPY_ORDER_ENV,
+                match order {
+                    CopyOrder::New => "after-volume-seen",
+                    CopyOrder::Old => "immediate",
+                },
+            )
             .args([
                 // Every API request as a line on stderr, counted below.
                 "-v=6",
@@ -448,13 +542,11 @@ impl Env {
             ])
             .stdin(Stdio::null())
             .output()
-            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.tool.display()));
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", tool.display()));
         let total = started.elapsed();
+        let cpu = children_cpu().saturating_sub(cpu_before);
         let stdout = String::from_utf8_lossy(&out.stdout);
-        let events_file = target_dir().join(format!(
-            "bench-migration-events-{}-{replicas}.jsonl",
-            observe.name()
-        ));
+        let events_file = target_dir().join(format!("bench-migration-events-{ns}.jsonl"));
         if let Err(e) = std::fs::write(&events_file, stdout.as_bytes()) {
             eprintln!(
                 "bench: warning: cannot write {}: {e}",
@@ -483,6 +575,12 @@ impl Env {
             steps: events.iter().filter(|e| e.event == "step-finished").count(),
             ordinals,
             requests: Requests::count(&String::from_utf8_lossy(&out.stderr)),
+            binds: events
+                .iter()
+                .filter(|e| e.event == "step-finished" && e.step == "copy-claim")
+                .map(|e| e.waited_ms.expect("waitedMs on a finished copy-claim") as f64)
+                .collect(),
+            cpu,
         }
     }
 
@@ -674,6 +772,10 @@ struct ToolRun {
     steps: usize,
     ordinals: Vec<ToolOrdinal>,
     requests: Requests,
+    /// Each copied claim's wait for the PV controller, ms (copy-claim's waitedMs).
+    binds: Vec<f64>,
+    /// The tool's CPU time, user and system.
+    cpu: Duration,
 }
 
 struct ManualOrdinal {
@@ -938,6 +1040,96 @@ fn report(env: &Env, runs: &[(i32, Observe, ToolRun)], manual: &ManualRun) -> St
         "baseline: the same binary with {OBSERVE_ENV}=poll, which reads both clusters with requests on every loop iteration."
     );
     r
+}
+
+/// The bind latencies of both copy orders, and the tool's CPU per ordinal.
+fn binds_and_cpu(
+    runs: &[(i32, Observe, ToolRun)],
+    old: &[ToolRun],
+    base: Option<&ToolRun>,
+) -> String {
+    let all = |runs: &mut dyn Iterator<Item = &ToolRun>| -> Vec<f64> {
+        runs.flat_map(|r| r.binds.iter().copied()).collect()
+    };
+    let new = all(&mut runs.iter().map(|r| &r.2));
+    let old = all(&mut old.iter());
+    let mut r = String::new();
+    let w = &mut r;
+    let _ = writeln!(w);
+    let _ = writeln!(
+        w,
+        "copied claim's wait for the PV controller, ms   claims   p50     p99     max     over 1 s"
+    );
+    for (name, binds) in [
+        ("claim once the PV controller saw the PV (new)", &new),
+        ("claim right after the PV (old, same run)", &old),
+    ] {
+        let _ = writeln!(
+            w,
+            "  {name:<46}{:>6}   {:>5.0}   {:>5.0}   {:>5.0}   {:>5}",
+            binds.len(),
+            percentile(binds, 0.5),
+            percentile(binds, 0.99),
+            max(binds),
+            binds.iter().filter(|b| **b > 1000.0).count()
+        );
+    }
+    let _ = writeln!(w);
+    let per_ordinal = |t: &ToolRun| t.cpu.as_secs_f64() * 1000.0 / t.ordinals.len() as f64;
+    let _ = writeln!(
+        w,
+        "tool CPU per ordinal (user + system, whole run / ordinals)"
+    );
+    for (replicas, observe, t) in runs {
+        let _ = writeln!(
+            w,
+            "  {:<12}{replicas:>3} replicas   {:>6.1} ms",
+            observe.name(),
+            per_ordinal(t)
+        );
+    }
+    if let Some(b) = base {
+        let this = runs
+            .iter()
+            .find(|r| r.0 == REPLICAS && r.1 == Observe::Watch)
+            .map(|r| per_ordinal(&r.2))
+            .unwrap_or(f64::NAN);
+        let _ = writeln!(
+            w,
+            "  KM_BENCH_BASE_BIN, watch, {REPLICAS} replicas: {:.1} ms; this build / base: {:.2}",
+            per_ordinal(b),
+            this / per_ordinal(b)
+        );
+    }
+    r
+}
+
+/// The CPU time of this process's waited-for children (/proc/self/stat cutime + cstime, in
+/// clock ticks of 10 ms).
+fn children_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    // cutime and cstime are fields 16 and 17 of the line (1-based), 14 and 15 after the name.
+    let ticks: u64 = [13, 14]
+        .iter()
+        .filter_map(|i| fields.get(*i)?.parse::<u64>().ok())
+        .sum();
+    Duration::from_millis(ticks * 10)
+}
+
+/// The `q` quantile (nearest rank) of `values`; 0 for none.
+fn percentile(values: &[f64], q: f64) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    match sorted.len() {
+        0 => 0.0,
+        n => sorted[((q * n as f64).ceil() as usize).clamp(1, n) - 1],
+    }
 }
 
 fn span(from: Timestamp, to: Timestamp) -> Duration {

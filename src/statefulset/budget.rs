@@ -235,9 +235,12 @@ pub fn refuse_batch(budget: &RecordedBudget, total: i32, batch: i32) -> Option<S
     }
     (batch > allowed).then(|| {
         format!(
-            "PodDisruptionBudget {} ({}) allows {allowed} disruption(s) of the {total} pods, but --batch {batch} takes {batch} pods down at once; \
+            "PodDisruptionBudget {} ({}) allows {} of the {total} pods, but --batch {batch} takes {} down at once; \
              use --batch {allowed} or less",
-            budget.name, budget.original
+            budget.name,
+            budget.original,
+            super::words::count(allowed, "disruption", "disruptions"),
+            super::words::count(batch, "pod", "pods"),
         )
     })
 }
@@ -307,7 +310,7 @@ mod tests {
         assert_eq!(refuse_batch(&b, 4, 1), None);
         let why = refuse_batch(&b, 4, 2).unwrap();
         assert!(
-            why.contains("allows 1 disruption(s)") && why.contains("--batch 1 or less"),
+            why.contains("allows 1 disruption of") && why.contains("--batch 1 or less"),
             "{why}"
         );
         let why = refuse_batch(&budget(min(Amount::Percent("100%".into()))), 4, 1).unwrap();

@@ -14,6 +14,7 @@ use serde::Serialize;
 use super::executor::{Executor, set, volumes};
 use super::journal::Stored;
 use super::model::{Direction, Journal, Observed, Retention, Side};
+use super::words;
 use crate::error::Result;
 
 /// What a cleanup does, in order.
@@ -63,10 +64,13 @@ pub fn judge(
     }
     let source = &observed.source;
     // Only what differs now, so that a second run neither repeats nor re-reports a restore.
+    // The copies carry the source PVs' names and get the source's originals back; the PVs the
+    // destination's controller made (fresh volumes) get their own.
     let restore = if restore_reclaim_policy {
         journal
             .original_reclaim_policies
             .iter()
+            .chain(&journal.original_destination_reclaim_policies)
             .filter(|(volume, policy)| {
                 observed
                     .destination
@@ -109,20 +113,18 @@ pub fn no_migration(name: &str) -> String {
 
 /// What `plan` deletes from the source, in words; `None` when nothing.
 fn deletions(plan: &CleanupPlan, set: &str, source_context: &str) -> Option<String> {
-    (plan.statefulset.is_some() || !plan.claims.is_empty() || !plan.volumes.is_empty()).then(
-        || {
-            format!(
-                "delete the leftover {}{} PVC and {} PV object(s) of {set} in {source_context} (the storage is kept)",
-                if plan.statefulset.is_some() {
-                    "StatefulSet, "
-                } else {
-                    ""
-                },
-                plan.claims.len(),
-                plan.volumes.len(),
-            )
-        },
-    )
+    (plan.statefulset.is_some() || !plan.claims.is_empty() || !plan.volumes.is_empty()).then(|| {
+        format!(
+            "delete the leftover {}{} and {} of {set} in {source_context} (the storage is kept)",
+            if plan.statefulset.is_some() {
+                "StatefulSet, "
+            } else {
+                ""
+            },
+            words::count(plan.claims.len() as i64, "PVC", "PVCs"),
+            words::count(plan.volumes.len() as i64, "PV object", "PV objects"),
+        )
+    })
 }
 
 /// PURE: after a complete migration, what `--cleanup` would then delete, as a next step to
@@ -143,8 +145,8 @@ pub fn question(plan: &CleanupPlan, set: &str, ex: &Executor) -> String {
     parts.extend(deletions(plan, set, &ex.sides.source.context));
     if !plan.restore.is_empty() {
         parts.push(format!(
-            "restore the original reclaim policy of {} PV(s) in {}",
-            plan.restore.len(),
+            "restore the original reclaim policy of {} in {}",
+            words::count(plan.restore.len() as i64, "PV", "PVs"),
             ex.sides.destination.context
         ));
     }
@@ -215,7 +217,7 @@ pub async fn perform(ex: &Executor, plan: &CleanupPlan, stored: &Stored) -> Resu
         report.volumes.push(volume.clone());
     }
     for (volume, policy) in &plan.restore {
-        volumes::set_reclaim_policy(&ex.writer, Side::Destination, volume, policy).await?;
+        volumes::restore_policy(&ex.writer, Side::Destination, volume, policy).await?;
         report
             .restored_reclaim_policies
             .insert(volume.clone(), policy.clone());
@@ -328,6 +330,41 @@ mod tests {
             plan.restore,
             [("pv-0".to_string(), "Delete".to_string())].into(),
             "only policies other than Retain, on PVs the destination has"
+        );
+    }
+
+    #[test]
+    fn fresh_volumes_get_their_own_originals_back_on_request() {
+        let mut j = journal(true, Direction::Forward);
+        j.volumes = VolumeMode::Fresh;
+        j.original_destination_reclaim_policies = [
+            ("fresh-0".to_string(), "Delete".to_string()),
+            ("fresh-1".to_string(), "Retain".to_string()),
+        ]
+        .into();
+        let mut observed = migrated();
+        // The destination's controller made new claims and PVs; nothing was copied.
+        observed.destination = ClusterView::default();
+        for k in 0..2 {
+            fixtures::add_claim(
+                &mut observed.destination,
+                "ns",
+                &claim_name("data", "web", k),
+                &format!("fresh-{k}"),
+                "Retain",
+            );
+        }
+        let plan = judge("web", Some(&j), &observed, true, "a").unwrap();
+        assert_eq!(
+            plan.restore,
+            [("fresh-0".to_string(), "Delete".to_string())].into(),
+            "the fresh PVs' originals, not the source PVs' (those are not in the destination)"
+        );
+        assert!(
+            judge("web", Some(&j), &observed, false, "a")
+                .unwrap()
+                .restore
+                .is_empty()
         );
     }
 

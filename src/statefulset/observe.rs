@@ -392,36 +392,42 @@ pub fn side_view<'a>(
             },
         );
     }
+    // The watch cache holds every PV of the cluster (a pool of hundreds), and this runs on every
+    // loop iteration: each PV is judged on borrowed fields, and only the set's own are copied.
+    let referenced: std::collections::BTreeSet<&str> = view
+        .claims
+        .values()
+        .filter_map(|c| c.volume_name.as_deref())
+        .collect();
     for volume in volume_list {
-        let name = volume.metadata.name.clone().unwrap_or_default();
-        let spec = volume.spec.clone().unwrap_or_default();
-        let claim = spec.claim_ref.as_ref().map(|r| {
-            (
-                r.namespace.clone().unwrap_or_default(),
-                r.name.clone().unwrap_or_default(),
-            )
+        let name = volume.metadata.name.as_deref().unwrap_or_default();
+        let spec = volume.spec.as_ref();
+        let claim_ref = spec.and_then(|s| s.claim_ref.as_ref());
+        let ours = claim_ref.is_some_and(|r| {
+            r.namespace.as_deref().unwrap_or_default() == at.namespace
+                && view
+                    .claims
+                    .contains_key(r.name.as_deref().unwrap_or_default())
         });
-        let ours = claim
-            .as_ref()
-            .is_some_and(|(ns, n)| ns == &at.namespace && view.claims.contains_key(n));
         let copied = volume
             .metadata
             .labels
             .as_ref()
             .and_then(|l| l.get(COPY_LABEL))
             == Some(&at.copy_label);
-        let referenced = view
-            .claims
-            .values()
-            .any(|c| c.volume_name.as_deref() == Some(name.as_str()));
-        if ours || copied || referenced {
+        if ours || copied || referenced.contains(name) {
             view.volumes.insert(
-                name,
+                name.to_string(),
                 VolumeView {
                     reclaim_policy: spec
-                        .persistent_volume_reclaim_policy
+                        .and_then(|s| s.persistent_volume_reclaim_policy.clone())
                         .unwrap_or_else(|| "Retain".into()),
-                    claim,
+                    claim: claim_ref.map(|r| {
+                        (
+                            r.namespace.clone().unwrap_or_default(),
+                            r.name.clone().unwrap_or_default(),
+                        )
+                    }),
                     copied,
                 },
             );

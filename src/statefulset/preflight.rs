@@ -1548,7 +1548,7 @@ mod tests {
             let p = problems(&facts, &observed, &flags);
             assert_eq!(p.len(), 1, "only the budget that selects the set: {p:?}");
             assert!(
-                p[0].starts_with("PodDisruptionBudget web-pdb (maxUnavailable 1) allows 1 disruption(s) of the 2 pods, but --batch 2"),
+                p[0].starts_with("PodDisruptionBudget web-pdb (maxUnavailable 1) allows 1 disruption of the 2 pods, but --batch 2"),
                 "{p:?}"
             );
             facts
@@ -1630,7 +1630,7 @@ mod tests {
             assert_eq!(
                 p,
                 [
-                    "pods of web (ordinals 0-1) cannot be scheduled in km-b: none of its 2 node(s) fits:\n    \
+                    "pods of web (ordinals 0-1) cannot be scheduled in km-b: none of its 2 nodes fits:\n    \
                   b-node-0, b-node-1: nodeSelector pool=a-only, node has no label pool"
                 ]
             );

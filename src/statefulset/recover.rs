@@ -60,6 +60,8 @@ pub struct Traces {
     /// Ordinals of the claims in the destination that carry this migration's copy label.
     pub copied_ordinals: Vec<i32>,
     pub volumes: BTreeMap<String, VolumeTrace>,
+    /// The destination's own PVs of the set's claims (fresh volumes; copies are not here).
+    pub destination_volumes: BTreeMap<String, VolumeTrace>,
     /// Objects in the destination that carry this migration's label (the namespace included).
     pub created: Vec<ObjectRef>,
     pub budgets: Vec<BudgetTrace>,
@@ -166,8 +168,13 @@ pub fn rebuild(traces: &Traces) -> Result<Rebuilt, String> {
             start: source.start,
             claim_templates: source.claim_templates.clone(),
             original_reclaim_policies,
-            // Not traced: the destination's own PVs (fresh volumes) keep Retain after a rollback.
-            original_destination_reclaim_policies: Default::default(),
+            // Only those the migration changed: a PV without the annotation still has its own
+            // policy, and protecting it later records it then.
+            original_destination_reclaim_policies: traces
+                .destination_volumes
+                .iter()
+                .filter_map(|(volume, trace)| Some((volume.clone(), trace.original.clone()?)))
+                .collect(),
             original_retention,
             direction: Direction::Forward,
             // Nothing counts as verified: ordinals already in the destination are waited for
@@ -230,6 +237,23 @@ mod tests {
                 ),
             ]
             .into(),
+            destination_volumes: [
+                (
+                    "fresh-0".to_string(),
+                    VolumeTrace {
+                        policy: "Retain".into(),
+                        original: Some("Delete".into()),
+                    },
+                ),
+                (
+                    "fresh-1".to_string(),
+                    VolumeTrace {
+                        policy: "Delete".into(),
+                        original: None,
+                    },
+                ),
+            ]
+            .into(),
             created: vec![ObjectRef {
                 kind: ObjectKind::Service,
                 name: "web".into(),
@@ -251,6 +275,11 @@ mod tests {
         assert_eq!(j.original_reclaim_policies["pv-0"], "Delete");
         assert_eq!(j.original_reclaim_policies["pv-1"], "Retain");
         assert_eq!(j.original_retention.when_scaled, "Delete");
+        assert_eq!(
+            j.original_destination_reclaim_policies,
+            [("fresh-0".to_string(), "Delete".to_string())].into(),
+            "a fresh PV's original comes back from its annotation; one never protected is not recorded"
+        );
         assert_eq!(j.verified_bound, 5, "nothing counts as verified");
         assert_eq!(j.created.len(), 1);
         assert_eq!(rebuilt.warnings.len(), 1, "{:?}", rebuilt.warnings);

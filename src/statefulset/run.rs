@@ -60,6 +60,11 @@ pub async fn run_until(
         class_map: settings.class_map.clone(),
         health_check: settings.health_check.clone(),
         volumes: settings.volumes,
+        copy_order: executor::volumes::CopyOrder::from_env_value(
+            std::env::var(executor::volumes::COPY_ORDER_ENV)
+                .ok()
+                .as_deref(),
+        ),
     };
     let mut executor = Executor::new(sides, steps, settings.timeout, settings.holder.clone());
     executor.waits.interrupt = stop;
@@ -619,14 +624,14 @@ impl Run<'_> {
         let j = &rebuilt.journal;
         operator.confirm(
             &format!(
-                "Write a rebuilt journal for {} in {}/{}: {} replicas from ordinal {}, {} PV policies, {} object(s) created by the migration",
+                "Write a rebuilt journal for {} in {}/{}: {} from ordinal {}, {}, {} created by the migration",
                 j.name,
                 ex.sides.destination.context,
                 ex.sides.destination_at.namespace,
-                j.replicas,
+                words::count(j.replicas, "replica", "replicas"),
                 j.start,
-                j.original_reclaim_policies.len(),
-                j.created.len()
+                words::count(j.original_reclaim_policies.len() as i64, "PV policy", "PV policies"),
+                words::count(j.created.len() as i64, "object", "objects")
             ),
             None,
         )?;
@@ -644,12 +649,9 @@ impl Run<'_> {
 
     /// What the clusters show of a migration, for [`Self::rebuild_journal`].
     async fn traces(&self) -> Result<super::recover::Traces> {
-        use super::copy::{
-            COPY_LABEL, ORIGINAL_POLICY_ANNOTATION, ORIGINAL_RETENTION_ANNOTATION,
-            SOURCE_UID_ANNOTATION,
-        };
-        use super::recover::{DestinationTrace, SourceTrace, Traces, VolumeTrace};
-        use k8s_openapi::api::core::v1::{PersistentVolume, PersistentVolumeClaim};
+        use super::copy::{COPY_LABEL, ORIGINAL_RETENTION_ANNOTATION, SOURCE_UID_ANNOTATION};
+        use super::recover::{DestinationTrace, SourceTrace, Traces};
+        use k8s_openapi::api::core::v1::PersistentVolumeClaim;
         let ex = &self.executor;
         let annotation = |meta: &kube::api::ObjectMeta, key: &str| {
             meta.annotations.as_ref().and_then(|a| a.get(key)).cloned()
@@ -709,23 +711,19 @@ impl Run<'_> {
                 budgets: Vec::new(),
             })
             .await?;
-        let volumes_api: Api<PersistentVolume> = Api::all(ex.sides.source.client.clone());
-        let mut volumes = std::collections::BTreeMap::new();
-        for (name, view) in &observed.source.volumes {
-            let pv = ex
-                .sides
-                .source
-                .call("read a PersistentVolume", volumes_api.get_opt(name))
-                .await?;
-            volumes.insert(
-                name.clone(),
-                VolumeTrace {
-                    policy: view.reclaim_policy.clone(),
-                    original: pv
-                        .and_then(|pv| annotation(&pv.metadata, ORIGINAL_POLICY_ANNOTATION)),
-                },
-            );
-        }
+        let source_volumes = observed.source.volumes.keys();
+        // With fresh volumes, the destination's own PVs (not copies): those this migration set to
+        // Retain keep their original policy in the same annotation.
+        let destination_volumes = observed
+            .destination
+            .volumes
+            .iter()
+            .filter(|(_, v)| !v.copied)
+            .map(|(name, _)| name);
+        let volumes = self.volume_traces(Side::Source, source_volumes).await?;
+        let destination_volumes = self
+            .volume_traces(Side::Destination, destination_volumes)
+            .await?;
         Ok(Traces {
             name: self.settings.name.clone(),
             source_context: ex.sides.source.context.clone(),
@@ -737,10 +735,48 @@ impl Run<'_> {
             destination,
             copied_ordinals,
             volumes,
+            destination_volumes,
             created: executor::dependencies::created_objects(&ex.writer).await?,
             budgets: executor::disruption::traces(&ex.writer).await?,
             volume_mode: self.settings.volumes,
         })
+    }
+
+    /// The PVs `names` on `side` as they are now: each one's policy and the original policy the
+    /// annotation protection left on it keeps.
+    async fn volume_traces(
+        &self,
+        side: Side,
+        names: impl Iterator<Item = &String>,
+    ) -> Result<std::collections::BTreeMap<String, super::recover::VolumeTrace>> {
+        use k8s_openapi::api::core::v1::PersistentVolume;
+        let cluster = self.executor.sides.cluster(side);
+        let api: Api<PersistentVolume> = Api::all(cluster.client.clone());
+        let mut traces = std::collections::BTreeMap::new();
+        for name in names {
+            let Some(pv) = cluster
+                .call(&format!("read PV {name}"), api.get_opt(name))
+                .await?
+            else {
+                continue;
+            };
+            let policy = pv
+                .spec
+                .as_ref()
+                .and_then(|s| s.persistent_volume_reclaim_policy.clone())
+                .unwrap_or_else(|| "Retain".into());
+            let original = pv
+                .metadata
+                .annotations
+                .as_ref()
+                .and_then(|a| a.get(super::copy::ORIGINAL_POLICY_ANNOTATION))
+                .cloned();
+            traces.insert(
+                name.clone(),
+                super::recover::VolumeTrace { policy, original },
+            );
+        }
+        Ok(traces)
     }
 
     /// Takes `batch` ordinals per step for `--batch auto`, and says why.

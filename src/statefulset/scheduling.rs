@@ -490,7 +490,10 @@ fn no_node_lines(pod: &PodNeeds, volumes: &[VolumeNeeds], nodes: &[NodeFacts]) -
         .collect();
     if groups.len() > LISTED {
         let rest: usize = groups[LISTED..].iter().map(|(_, n)| n.len()).sum();
-        lines.push(format!("and {rest} more node(s) for other reasons"));
+        lines.push(format!(
+            "and {} for other reasons",
+            super::words::count(rest as i64, "more node", "more nodes")
+        ));
     }
     lines
 }
@@ -527,8 +530,11 @@ pub fn unschedulable(
                 format!("{head}: it has no nodes")
             } else {
                 format!(
-                    "{head}: none of its {} node(s) fits:\n    {}",
-                    nodes.len(),
+                    "{head}: {}:\n    {}",
+                    match nodes.len() {
+                        1 => "its only node does not fit".to_string(),
+                        n => format!("none of its {n} nodes fits"),
+                    },
                     lines.join("\n    ")
                 )
             }
@@ -788,7 +794,7 @@ mod tests {
         assert_eq!(
             unschedulable("web", "km-b", &needs, &ordinals, &nodes),
             [
-                "pods of web (ordinals 0-3) cannot be scheduled in km-b: none of its 3 node(s) fits:\n    \
+                "pods of web (ordinals 0-3) cannot be scheduled in km-b: none of its 3 nodes fits:\n    \
               b-node-0, b-node-1: nodeSelector zone=a, node has zone=b\n    \
               b-node-2: nodeSelector zone=a, node has no label zone"
             ]
@@ -815,7 +821,7 @@ mod tests {
         assert_eq!(
             problems,
             [
-                "pods of web (ordinal 2) cannot be scheduled in km-b: none of its 2 node(s) fits:\n    \
+                "pods of web (ordinal 2) cannot be scheduled in km-b: none of its 2 nodes fits:\n    \
               b-node-0: taint dedicated=db:NoExecute not tolerated\n    \
               b-node-1: required node affinity (kubernetes.io/hostname in (a-node-0, a-node-1)) or (gpu exists), \
               node has no label gpu, kubernetes.io/hostname=b-node-1"
@@ -879,7 +885,7 @@ mod tests {
             "{problem}"
         );
         assert!(
-            problem.ends_with("and 5 more node(s) for other reasons"),
+            problem.ends_with("and 5 more nodes for other reasons"),
             "{problem}"
         );
         let same: Vec<NodeFacts> = (0..8).map(|i| node(&format!("n{i}"), &[])).collect();

@@ -326,7 +326,7 @@ async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
         let mut term = on_terminal(&ns, &["--cleanup"], 120);
         let prompt = term.wait_for("the cleanup prompt", WAIT, |s| s.contains("Continue? [y/N]"));
         assert!(
-            prompt.contains("Delete the leftover StatefulSet, 2 PVC and 2 PV object(s) of web in km-a (the storage is kept)"),
+            prompt.contains("Delete the leftover StatefulSet, 2 PVCs and 2 PV objects of web in km-a (the storage is kept)"),
             "{prompt}"
         );
         term.send("y\r");

@@ -172,7 +172,7 @@ async fn a_batch_the_budget_cannot_afford_is_refused_before_any_write() {
     assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("PodDisruptionBudget web-pdb (minAvailable 2) allows 1 disruption(s) of the 3 pods, but --batch 2")
+        err.contains("PodDisruptionBudget web-pdb (minAvailable 2) allows 1 disruption of the 3 pods, but --batch 2")
             && err.contains("use --batch 1 or less"),
         "{err}"
     );

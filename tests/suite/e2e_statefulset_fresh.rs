@@ -3,7 +3,9 @@
 //! through SIGKILLs at random points, and a rollback gives every ordinal its original claims.
 use crate::support;
 
-use support::sts::{Pair, SplitBrainObserver, kill_at_random_points, migrate, run, stderr};
+use support::sts::{
+    Pair, SplitBrainObserver, kill_at_random_points, kubectl, migrate, run, stderr,
+};
 
 const CHECK: &str = "test -n \"$POD\"";
 
@@ -207,12 +209,7 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
     assert!(stderr(&out).contains(&kept), "{}", stderr(&out));
     assert_eq!(pair.claims(true).await, moved, "the fresh claims are kept");
     for (volume, _) in moved.values() {
-        let pv = pair.volume(true, volume).await.unwrap();
-        assert_eq!(
-            pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
-            Some("Delete"),
-            "{volume} in B has its policy back"
-        );
+        assert_policy_given_back(&pair, volume).await;
     }
     pair.wait_ready(false, 3).await;
     assert_eq!(
@@ -234,6 +231,185 @@ async fn fresh_volumes_bind_new_claims_keep_the_sources_and_roll_back_onto_them(
     );
     let first = moved.keys().next().unwrap();
     assert!(next.contains(first.as_str()), "{next}");
+}
+
+/// The journal deleted after a step with fresh volumes: `--rebuild-journal` finds the new PVs'
+/// original policies in the annotations protection left on them (writing only the journal),
+/// so that a rollback from the rebuilt journal gives them back.
+#[tokio::test]
+async fn a_rebuilt_journal_recovers_the_fresh_volumes_policies_for_a_rollback() {
+    let pair = Pair::new("fresh-rebuild").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let before = pair.claims(false).await;
+    let fresh = ["--volumes=fresh", "--health-check", CHECK];
+    let out = run(migrate(
+        pair.ns(),
+        &[&fresh[..], &["--yes", "--step"]].concat(),
+    ));
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let moved = pair.claims(true).await;
+    assert_eq!(moved.len(), 1, "ordinal 1 on a new claim in B: {moved:?}");
+    let (volume, _) = moved.values().next().unwrap().clone();
+    assert_eq!(
+        journal(&pair).await["originalDestinationReclaimPolicies"][&volume],
+        "Delete"
+    );
+    let gone = kubectl(&[
+        "--context",
+        "km-b",
+        "-n",
+        pair.ns(),
+        "delete",
+        "configmap",
+        "kubectl-migrate-web",
+    ]);
+    assert!(gone.status.success());
+
+    let snapshot = pair.snapshot().await;
+    let out = run(migrate(
+        pair.ns(),
+        &[&fresh[..], &["--rebuild-journal", "--yes", "-o", "json"]].concat(),
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rebuilt: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        rebuilt["journal"]["originalDestinationReclaimPolicies"],
+        serde_json::json!({ volume.clone(): "Delete" }),
+        "{rebuilt}"
+    );
+    // (The source's retention was Retain from the start, so it carries no record: that warning
+    // is right. None may say a PV's original is unknown.)
+    assert!(
+        rebuilt["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| !w.as_str().unwrap().starts_with("PV ")),
+        "{rebuilt}"
+    );
+    assert_eq!(
+        changed(&snapshot, &pair.snapshot().await),
+        ["b/cm/kubectl-migrate-web"],
+        "the rebuild writes the journal and nothing else"
+    );
+
+    let observer = SplitBrainObserver::start(pair.ns());
+    let out = run(migrate(pair.ns(), &["--rollback", "--yes"]));
+    assert!(
+        out.status.success(),
+        "the rollback failed: {}",
+        stderr(&out)
+    );
+    assert_policy_given_back(&pair, &volume).await;
+    pair.wait_ready(false, 2).await;
+    assert_eq!(
+        pair.claims(false).await,
+        before,
+        "every ordinal on its original claim"
+    );
+    observer.assert_never_split();
+}
+
+/// After a migration with fresh volumes, `--cleanup --restore-reclaim-policy` gives the new PVs
+/// in the destination the policies they had (the pool's Delete), writing only those PVs and the
+/// journal there; a second cleanup finds nothing left.
+#[tokio::test]
+async fn cleanup_restores_the_fresh_volumes_policies_on_request() {
+    let pair = Pair::new("fresh-cleanup").await;
+    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
+        .await;
+    let out = run(migrate(
+        pair.ns(),
+        &["--volumes=fresh", "--health-check", CHECK, "--yes"],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    pair.wait_ready(true, 2).await;
+    let moved = pair.claims(true).await;
+    assert_eq!(moved.len(), 2, "{moved:?}");
+
+    let snapshot = pair.snapshot().await;
+    let out = run(migrate(pair.ns(), CLEANUP));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let restored: serde_json::Value = moved
+        .values()
+        .map(|(volume, _)| (volume.clone(), serde_json::json!("Delete")))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+    assert_eq!(report["restoredReclaimPolicies"], restored, "{report}");
+    for (volume, _) in moved.values() {
+        assert_policy_given_back(&pair, volume).await;
+    }
+    let after = pair.snapshot().await;
+    let mut written_in_b: Vec<String> = moved
+        .values()
+        .map(|(volume, _)| format!("b/pv/{volume}"))
+        .chain(["b/cm/kubectl-migrate-web".to_string()])
+        .collect();
+    written_in_b.sort();
+    assert_eq!(
+        changed(&snapshot, &after)
+            .into_iter()
+            .filter(|key| key.starts_with("b/"))
+            .collect::<Vec<_>>(),
+        written_in_b,
+        "in B, only the new PVs and the journal are written"
+    );
+    assert_eq!(
+        pair.claims(true).await,
+        moved,
+        "the claims in B are untouched"
+    );
+    pair.wait_ready(true, 2).await;
+
+    let out = run(migrate(pair.ns(), CLEANUP));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        pair.snapshot().await,
+        after,
+        "a second cleanup wrote something"
+    );
+}
+
+const CLEANUP: &[&str] = &[
+    "--cleanup",
+    "--restore-reclaim-policy",
+    "--yes",
+    "-o",
+    "json",
+];
+
+/// PV `volume` in B has its pool's policy (Delete) back, and no annotation keeping another.
+async fn assert_policy_given_back(pair: &Pair, volume: &str) {
+    let pv = pair.volume(true, volume).await.unwrap();
+    assert_eq!(
+        pv.spec.unwrap().persistent_volume_reclaim_policy.as_deref(),
+        Some("Delete"),
+        "{volume} in B has its policy back"
+    );
+    let kept = pv
+        .metadata
+        .annotations
+        .unwrap_or_default()
+        .remove("migrate.kubectl.io/original-reclaim-policy");
+    assert_eq!(kept, None, "{volume} in B");
+}
+
+/// The keys (`cluster/kind/name`) of the objects written between two snapshots: changed,
+/// created or deleted.
+fn changed(
+    before: &std::collections::BTreeMap<String, String>,
+    after: &std::collections::BTreeMap<String, String>,
+) -> Vec<String> {
+    before
+        .keys()
+        .chain(after.keys())
+        .filter(|key| before.get(*key) != after.get(*key))
+        .cloned()
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// The migration's journal, as the plugin wrote it in B.

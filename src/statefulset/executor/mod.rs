@@ -53,6 +53,8 @@ pub struct StepSettings {
     pub health_check: Option<String>,
     /// What the journal records: shared (copied) claims or fresh ones.
     pub volumes: VolumeMode,
+    /// When a claim's copy follows its PV's.
+    pub copy_order: volumes::CopyOrder,
 }
 
 pub struct Executor {
@@ -141,7 +143,16 @@ impl Executor {
                 waits.pods_gone(*side, ordinals, observed).await
             }
             Step::CopyClaim { to, claim, .. } => {
-                volumes::copy(w, waits, &self.settings.class_map, *to, claim, notes).await
+                volumes::copy(
+                    w,
+                    waits,
+                    &self.settings.class_map,
+                    *to,
+                    claim,
+                    self.settings.copy_order,
+                    notes,
+                )
+                .await
             }
             Step::WaitReady { side, ordinals } => {
                 waits.ready(*side, ordinals, notes).await?;

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::StatefulSet;
-use k8s_openapi::api::core::v1::{Event, PersistentVolumeClaim, Pod};
+use k8s_openapi::api::core::v1::{Event, PersistentVolume, PersistentVolumeClaim, Pod};
 use kube::Api;
 use kube::runtime::wait::{Condition, await_condition, conditions};
 use tokio::sync::Notify;
@@ -395,23 +395,62 @@ impl Waits {
 
     /// Until claim `claim` on `side` is Bound.
     pub async fn bound(&self, side: Side, claim: &str) -> Result<()> {
-        let what = format!("PVC {claim} to be bound in {}", self.sides.context(side));
-        let claims: Api<PersistentVolumeClaim> = self.sides.namespaced(side);
-        self.bounded(&what, async {
-            let bound = |c: Option<&PersistentVolumeClaim>| {
-                c.and_then(|c| c.status.as_ref())
-                    .and_then(|s| s.phase.as_deref())
-                    == Some("Bound")
-            };
-            self.until(
-                &format!("PVC {claim}"),
-                &claims,
-                claim,
-                |w| w.claim(side, claim),
-                bound,
-            )
-            .await
-            .map_err(Error::from)
+        let bound = |c: Option<&PersistentVolumeClaim>| {
+            c.and_then(|c| c.status.as_ref())
+                .and_then(|s| s.phase.as_deref())
+                == Some("Bound")
+        };
+        self.until_in_time(
+            &format!("PVC {claim} to be bound in {}", self.sides.context(side)),
+            &format!("PVC {claim}"),
+            &self.sides.namespaced(side),
+            claim,
+            |w| w.claim(side, claim),
+            bound,
+        )
+        .await
+    }
+
+    /// Until the PV controller on `side` has processed PV `volume` (its phase is no longer
+    /// Pending, the phase the API server gives a new PV): it has the PV in its cache then, so a
+    /// claim created afterwards binds on the claim's first sync.
+    pub async fn volume_seen(&self, side: Side, volume: &str) -> Result<()> {
+        let seen = |pv: Option<&PersistentVolume>| {
+            pv.and_then(|pv| pv.status.as_ref())
+                .and_then(|s| s.phase.as_deref())
+                .is_some_and(|phase| phase != "Pending")
+        };
+        self.until_in_time(
+            &format!(
+                "the PV controller of {} to see PV {volume}",
+                self.sides.context(side)
+            ),
+            &format!("PV {volume}"),
+            &self.sides.volumes(side),
+            volume,
+            |w| w.volume(side, volume),
+            seen,
+        )
+        .await
+    }
+
+    /// [`Waits::until`] under --timeout; `what` says what is waited for when time runs out.
+    async fn until_in_time<K>(
+        &self,
+        what: &str,
+        object: &str,
+        api: &Api<K>,
+        name: &str,
+        cached: impl Fn(&Watched) -> Option<Arc<K>>,
+        holds: impl Condition<K>,
+    ) -> Result<()>
+    where
+        K: Watchable,
+    {
+        self.bounded(what, async {
+            self.until(object, api, name, cached, holds)
+                .await
+                .map_err(Error::from)
         })
         .await
     }
