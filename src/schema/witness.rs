@@ -936,6 +936,7 @@ fn witness(
         reasons,
         stored: Vec::new(),
         field_selector: None,
+        update: None,
     }
 }
 
@@ -1335,6 +1336,7 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
         );
     };
     let mut rules = Vec::new();
+    let mut transitions = Vec::new();
     for (i, o, r) in &added {
         let compiled = cel::compiled(r);
         match &*compiled {
@@ -1346,17 +1348,13 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
                 );
             }
             Ok(rule) if rule.uses_old_self() && r.optional_old_self != Some(true) => {
-                return unproven(
-                    f,
-                    Change::Undecided,
-                    format!(
-                        "CEL rule {:?} undecided: a transition rule (oldSelf) is checked on update only",
-                        r.key()
-                    ),
-                );
+                transitions.push((*i, *o, r.clone(), compiled.clone()));
             }
             Ok(_) => rules.push((*i, *o, r.clone(), compiled.clone())),
         }
+    }
+    if rules.is_empty() && !transitions.is_empty() {
+        return decide_transitions(case, f, b, &transitions);
     }
     let mut g = Generator::new(seed_of(&format!("{}{}", case.api.name, f.path)));
     for (_, _, _, c) in &rules {
@@ -1448,6 +1446,9 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
         f.message = format!("CEL rule {key:?} added; it rejects an object the baseline accepts");
         return found(i, Expect::Rejected, object, short, vec![reason]);
     }
+    if !transitions.is_empty() {
+        return decide_transitions(case, f, b, &transitions);
+    }
     // Undecided only where no object showed a failure: one failure decides.
     if let Some(why) = undecided {
         return unproven(f, Change::Undecided, why);
@@ -1462,6 +1463,162 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
         )
     };
     unproven(f, Change::Added, message)
+}
+
+/// A CEL rule added, the source that has it, and the rule compiled.
+type AddedRule<'s> = (usize, &'s Schema, super::model::CelRule, cel::Compiled);
+
+/// Transition rules added (they read `oldSelf`): the server checks them on update only, so the
+/// witness is a pair: an object that every side creates, and an update of it that the baseline
+/// accepts and the rule refuses. The update changes the value at the path (all of it, or one of
+/// its properties), since a transition rule compares the stored value with the new one.
+fn decide_transitions(case: &Case, f: &mut Finding, b: &Schema, rules: &[AddedRule]) -> Outcome {
+    // Under a list's items or a map's values the server pairs old and new by key (map lists)
+    // or not at all (atomic lists); only plain property paths are searched here.
+    if !case.steps.iter().all(|s| matches!(s, Step::Property(_))) {
+        return unproven(
+            f,
+            Change::Undecided,
+            "a transition rule (oldSelf) under a list's items or a map's values: its update witness is not searched".into(),
+        );
+    }
+    let mut g = Generator::new(seed_of(&format!("{}{}update", case.api.name, f.path)));
+    for (_, _, _, c) in rules {
+        if let Ok(rule) = &**c {
+            let l = rule.literals();
+            g.aims.strings.extend(l.strings.iter().cloned());
+            g.aims.integers.extend(l.integers.iter().copied());
+            g.aims.fields.extend(l.fields.iter().cloned());
+        }
+    }
+    let at = concrete(&case.steps);
+    let mut tried = 0;
+    let mut undecided: Option<String> = None;
+    // The best pair so far: how many reasons besides its rule the other source refuses the
+    // create or the update for, that source, the rule, the object, its update, the rule's
+    // reason.
+    let mut best: Option<(usize, usize, String, Value, Value, String)> = None;
+    for t in 0..CEL_TRIES {
+        if best.as_ref().is_some_and(|b| b.0 == 0) {
+            break;
+        }
+        let old = if t == 0 { g.minimal(b) } else { g.random(b, 0) };
+        let new = changed(&mut g, b, &old, t);
+        let Some(object) = case.build(&mut g, &case.steps, &Placement::Value(old.clone())) else {
+            continue;
+        };
+        let mut update = object.clone();
+        let Some(slot) = instance_mut(&mut update, &case.steps) else {
+            continue;
+        };
+        *slot = new;
+        if update == object
+            || !validate_object(case.root, &object).is_valid()
+            || !validate_object(case.root, &update).is_valid()
+        {
+            continue;
+        }
+        tried += 1;
+        for (i, o, r, c) in rules {
+            let Ok(rule) = &**c else { continue };
+            let Some(other) = case.other_root(*i) else {
+                continue;
+            };
+            // The other server defaults both by its own schema before it validates.
+            let (mut stored, mut sent) = (object.clone(), update.clone());
+            apply_defaults(other, &mut stored);
+            apply_defaults(other, &mut sent);
+            let (Some(old_at), Some(new_at)) = (
+                instances(&stored, &case.steps).first().copied(),
+                instances(&sent, &case.steps).first().copied(),
+            ) else {
+                continue;
+            };
+            match rule.evaluate_update(o, new_at, old_at) {
+                Verdict::Pass => {}
+                Verdict::Fail(message) => {
+                    let besides = [&object, &update]
+                        .into_iter()
+                        .map(|v| {
+                            validate_object(other, v)
+                                .violations
+                                .iter()
+                                .filter(|v| !v.to_string().contains(&message))
+                                .count()
+                        })
+                        .sum();
+                    if best.as_ref().is_none_or(|b| besides < b.0) {
+                        best = Some((
+                            besides,
+                            *i,
+                            r.key().to_string(),
+                            object.clone(),
+                            update.clone(),
+                            format!("{at}: {message}"),
+                        ));
+                    }
+                }
+                Verdict::Undecided(why) => {
+                    undecided.get_or_insert(format!("CEL rule {:?} undecided: {why}", r.key()));
+                }
+            }
+        }
+    }
+    if let Some((_, i, key, object, update, reason)) = best {
+        f.class = Class::Breaking;
+        f.message =
+            format!("CEL transition rule {key:?} added; it rejects an update the baseline accepts");
+        let before = instances(&object, &case.steps)
+            .first()
+            .copied()
+            .map(short_value);
+        let after = instances(&update, &case.steps)
+            .first()
+            .copied()
+            .map(short_value);
+        let short = format!(
+            "{at}: {} updated to {}",
+            before.unwrap_or_default(),
+            after.unwrap_or_default()
+        );
+        let mut w = witness(i, Expect::UpdateRejected, object, short, vec![reason]);
+        w.update = Some(update);
+        return Outcome::Found(w);
+    }
+    if let Some(why) = undecided {
+        return unproven(f, Change::Undecided, why);
+    }
+    unproven(
+        f,
+        Change::Added,
+        format!(
+            "CEL transition rule added; none of {tried} updates generated from the baseline's schema (and valid there) breaks it"
+        ),
+    )
+}
+
+/// An update of `old`, a value of `node`: on even tries one property given a new random value
+/// (what most updates do), on odd ones a new random value altogether.
+fn changed(g: &mut Generator, node: &Schema, old: &Value, t: usize) -> Value {
+    if t.is_multiple_of(2)
+        && let Some(map) = old.as_object()
+        && !node.properties.is_empty()
+    {
+        let names: Vec<&String> = node.properties.keys().collect();
+        let name = names[g.rng.below(names.len())];
+        let mut map = map.clone();
+        map.insert(name.clone(), g.random(&node.properties[name], 1));
+        return Value::Object(map);
+    }
+    g.random(node, 0)
+}
+
+/// The value in `object` at a path of properties only.
+fn instance_mut<'v>(object: &'v mut Value, steps: &[Step]) -> Option<&'v mut Value> {
+    steps.iter().try_fold(object, |v, s| match s {
+        Step::Property(p) => v.get_mut(p),
+        _ => None,
+    })
 }
 
 fn unproven(f: &mut Finding, change: Change, message: String) -> Outcome {
