@@ -1568,19 +1568,13 @@ fn decide_transitions(case: &Case, f: &mut Finding, b: &Schema, rules: &[AddedRu
         f.class = Class::Breaking;
         f.message =
             format!("CEL transition rule {key:?} added; it rejects an update the baseline accepts");
-        let before = instances(&object, &case.steps)
-            .first()
-            .copied()
-            .map(short_value);
-        let after = instances(&update, &case.steps)
-            .first()
-            .copied()
-            .map(short_value);
-        let short = format!(
-            "{at}: {} updated to {}",
-            before.unwrap_or_default(),
-            after.unwrap_or_default()
-        );
+        let (Some(before), Some(after)) = (
+            instances(&object, &case.steps).first().copied(),
+            instances(&update, &case.steps).first().copied(),
+        ) else {
+            return Outcome::None("the update witness lost its value".into());
+        };
+        let short = update_short(&at, before, after);
         let mut w = witness(i, Expect::UpdateRejected, object, short, vec![reason]);
         w.update = Some(update);
         return Outcome::Found(w);
@@ -1594,6 +1588,32 @@ fn decide_transitions(case: &Case, f: &mut Finding, b: &Schema, rules: &[AddedRu
         format!(
             "CEL transition rule added; none of {tried} updates generated from the baseline's schema (and valid there) breaks it"
         ),
+    )
+}
+
+/// An update as the table shows it: a property's old and new value where only one property
+/// changed, the whole value otherwise.
+fn update_short(at: &str, before: &Value, after: &Value) -> String {
+    if let (Some(b), Some(a)) = (before.as_object(), after.as_object()) {
+        let changed: Vec<&String> = b
+            .keys()
+            .chain(a.keys().filter(|k| !b.contains_key(*k)))
+            .filter(|k| b.get(*k) != a.get(*k))
+            .collect();
+        if let [name] = changed[..] {
+            let side = |v: Option<&Value>| v.map_or_else(|| "(unset)".into(), short_value);
+            let at = if at == "." { "" } else { at };
+            return format!(
+                "{at}.{name}: {} updated to {}",
+                side(b.get(name)),
+                side(a.get(name))
+            );
+        }
+    }
+    format!(
+        "{at}: {} updated to {}",
+        short_value(before),
+        short_value(after)
     )
 }
 
