@@ -137,6 +137,10 @@ struct Generator {
     aims: Aims,
     /// Values the random value being built may still take ([`RANDOM_NODES`]).
     nodes_left: usize,
+    /// Smallest objects also set the optional fields their own CEL rules select (a list with
+    /// one item), for a baseline whose rules refuse the smallest object (JobSet's
+    /// `self.replicatedJobs[0]`).
+    fill_ruled: bool,
 }
 
 /// Sample strings of the formats the API server checks.
@@ -170,6 +174,7 @@ impl Generator {
             rng: Rng(crate::rng::SplitMix64(seed)),
             aims: Aims::default(),
             nodes_left: RANDOM_NODES,
+            fill_ruled: false,
         }
     }
 
@@ -247,6 +252,16 @@ impl Generator {
                         _ => json!({}),
                     };
                     map.insert(name.clone(), v);
+                }
+                if self.fill_ruled && depth < MAX_DEPTH {
+                    for name in ruled_fields(s) {
+                        let p = &s.properties[&name];
+                        let v = match self.nth(p, k, depth + 1) {
+                            Value::Array(a) if a.is_empty() => self.items(p, 1, depth + 1),
+                            v => v,
+                        };
+                        map.entry(name).or_insert(v);
+                    }
                 }
                 let least = s.min_properties.unwrap_or(0) as usize;
                 let optional: Vec<&String> = s
@@ -776,6 +791,20 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
             tried.push(object);
         }
     }
+    // Where the baseline's own rules refuse every smallest object, the same candidates again
+    // around objects that set what those rules select.
+    if !tried
+        .iter()
+        .any(|o| validate_object(case.root, o).is_valid())
+    {
+        g.fill_ruled = true;
+        for (steps, placement) in &plans {
+            if let Some(object) = case.build(&mut g, steps, placement) {
+                tried.push(object);
+            }
+        }
+        g.fill_ruled = false;
+    }
     // The witness that shows its own finding best: rejected only for reasons at its path if
     // some object is (so an unrelated rule the other source adds does not reject it too), or
     // else at its parent, or for some reason there, or for any.
@@ -815,6 +844,21 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
         "none of {} objects built from the baseline's schema is accepted there and rejected by another source",
         tried.len()
     ))
+}
+
+/// The properties of `s` that its own CEL rules select (`self.name`).
+fn ruled_fields(s: &Schema) -> Vec<String> {
+    let mut names = Vec::new();
+    for r in &s.validations {
+        if let Ok(rule) = &*cel::compiled(r) {
+            for f in &rule.literals().fields {
+                if s.properties.contains_key(f) && !names.contains(f) {
+                    names.push(f.clone());
+                }
+            }
+        }
+    }
+    names
 }
 
 /// A minLength added or raised that the baseline's own pattern already implies (prometheus-

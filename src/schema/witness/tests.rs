@@ -637,3 +637,17 @@ fn a_transition_rule_that_refuses_no_update_is_unproven_and_one_under_items_is_u
     assert_eq!(f.change, Change::Undecided);
     assert!(f.message.contains("list's items"), "{}", f.message);
 }
+
+#[test]
+fn a_baseline_whose_rules_refuse_its_smallest_object_is_searched_around_what_they_select() {
+    // JobSet v0.8.0 back to v0.5.0: `self.replicatedJobs[0]` refuses a spec without jobs.
+    let a = crd(
+        "{type: object, x-kubernetes-validations: [{rule: '!has(self.jobs[0].after)'}], properties: {jobs: {type: array, items: {type: object, properties: {after: {type: string}}}}, coordinator: {type: string}}}",
+    );
+    let b = crd(
+        "{type: object, properties: {jobs: {type: array, items: {type: object, properties: {after: {type: string}}}}}}",
+    );
+    let w = witnessed(&a, &b, "field-removed");
+    assert_eq!(w.short, ".spec.coordinator: \"a\"");
+    assert_eq!(w.object["spec"]["jobs"], json!([{}]), "{}", w.object);
+}
