@@ -158,7 +158,7 @@ static ENV: LazyLock<Arc<Env>> = LazyLock::new(|| {
 /// Rules compiled so far, at most this many (then the cache starts again).
 const RULES_KEPT: usize = 4096;
 
-type Compiled = Arc<Result<Rule, String>>;
+pub type Compiled = Arc<Result<Rule, String>>;
 
 static RULES: Memo<String, Compiled> = Memo::new(RULES_KEPT);
 
@@ -237,12 +237,24 @@ impl Rule {
                 "a transition rule (oldSelf) is checked on update only".into(),
             );
         }
-        let self_value = match to_cel(schema, value) {
-            Ok(v) => v,
-            Err(why) => return Verdict::Undecided(why),
-        };
+        self.run(schema, value, None)
+    }
+
+    /// Evaluates the rule on an update: `self` bound to `value`, `oldSelf` to `old`, both at
+    /// the node `schema` (the server evaluates a transition rule only where the node is in both
+    /// the stored object and the update).
+    pub fn evaluate_update(&self, schema: &Schema, value: &Value, old: &Value) -> Verdict {
+        self.run(schema, value, Some(old))
+    }
+
+    fn run(&self, schema: &Schema, value: &Value, old: Option<&Value>) -> Verdict {
         let mut context = Context::with_env(ENV.clone());
-        context.add_variable_from_value("self", self_value);
+        for (name, v) in std::iter::once(("self", value)).chain(old.map(|o| ("oldSelf", o))) {
+            match to_cel(schema, v) {
+                Ok(c) => context.add_variable_from_value(name, c),
+                Err(why) => return Verdict::Undecided(why),
+            }
+        }
         match self.program.execute(&context) {
             Ok(Cel::Bool(true)) => Verdict::Pass,
             Ok(Cel::Bool(false)) => Verdict::Fail(self.message.clone()),

@@ -125,6 +125,9 @@ pub enum Expect {
     StoredDifferently,
     /// Accepts it, but refuses a list request that selects it by a field (`fieldSelector`).
     SelectorRefused,
+    /// Creates it as the baseline does, but refuses an update of it (a transition rule: one
+    /// that reads `oldSelf`) that the baseline accepts.
+    UpdateRejected,
 }
 
 impl Expect {
@@ -134,6 +137,7 @@ impl Expect {
             Expect::Rejected => "rejected",
             Expect::StoredDifferently => "stored differently",
             Expect::SelectorRefused => "not selectable",
+            Expect::UpdateRejected => "update rejected",
         }
     }
 }
@@ -156,4 +160,7 @@ pub struct Witness {
     /// For [`Expect::SelectorRefused`]: the field selector (`spec.color=a`) the baseline
     /// accepts and the other source refuses.
     pub field_selector: Option<String>,
+    /// For [`Expect::UpdateRejected`]: the update of `object` that the baseline accepts and
+    /// the other source refuses.
+    pub update: Option<Value>,
 }

@@ -782,6 +782,114 @@ async fn list_selecting(
     }
 }
 
+/// What an update witness gave on one server: `accepted` (the create and the update),
+/// `rejected` (the create, with the server's message) or `update rejected` (with its message).
+/// A transition rule is checked against a stored object, so the object is created for real
+/// (named from `km-witness-`), the update is a dry run, and the object is deleted again.
+async fn create_then_dry_run_update(
+    cluster: &Cluster,
+    input: &str,
+    doc: &Value,
+    update: &Value,
+    api: Option<&ApiDef>,
+    namespace: &str,
+) -> Result<(String, Option<String>)> {
+    let (Some((group, version, _)), Some(api)) = (type_of(doc), api) else {
+        return Ok(("rejected".into(), Some("its kind is not served".into())));
+    };
+    let namespace = doc
+        .pointer("/metadata/namespace")
+        .and_then(Value::as_str)
+        .unwrap_or(namespace);
+    let collection = collection_path(api, &group, &version, namespace);
+    let query = "fieldValidation=Strict&fieldManager=kubectl-migrate";
+    let mut body = doc.clone();
+    if let Some(meta) = body.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.remove("name");
+        meta.insert(
+            "generateName".into(),
+            format!("{}-", witness::OBJECT_NAME).into(),
+        );
+    }
+    let send = |method: http::Method, path: String, body: Option<&Value>| {
+        http::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("Content-Type", "application/json")
+            .body(body.map(|b| b.to_string().into_bytes()).unwrap_or_default())
+            .map_err(|e| Error::input_because(input, "cannot be sent to prove an update", e))
+    };
+    let created = match cluster
+        .client
+        .request_text(send(
+            http::Method::POST,
+            format!("{collection}?{query}"),
+            Some(&body),
+        )?)
+        .await
+    {
+        Ok(text) => serde_json::from_str::<Value>(&text).unwrap_or_default(),
+        Err(kube::Error::Api(status)) if (400..500).contains(&status.code) => {
+            return Ok(("rejected".into(), Some(status.message.clone())));
+        }
+        Err(e) => return Err(cluster.api_error("create", e)),
+    };
+    let (Some(name), Some(resource_version)) = (
+        created.pointer("/metadata/name").and_then(Value::as_str),
+        created
+            .pointer("/metadata/resourceVersion")
+            .and_then(Value::as_str),
+    ) else {
+        return Ok((
+            "rejected".into(),
+            Some("the server's answer to the create names no object".into()),
+        ));
+    };
+    let mut next = update.clone();
+    if let Some(meta) = next.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("name".into(), name.into());
+        meta.insert("resourceVersion".into(), resource_version.into());
+    }
+    let object_path = format!("{collection}/{name}");
+    let updated = cluster
+        .client
+        .request_text(send(
+            http::Method::PUT,
+            format!("{object_path}?dryRun=All&{query}"),
+            Some(&next),
+        )?)
+        .await;
+    let deleted = cluster
+        .client
+        .request_text(send(http::Method::DELETE, object_path, None)?)
+        .await;
+    match deleted {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 404 => {}
+        Err(e) => {
+            return Err(cluster.api_error(
+                &format!(
+                    "delete the witness {name} (delete it with: kubectl delete {} {name}{})",
+                    api.plural,
+                    if api.scope == "Namespaced" {
+                        format!(" -n {namespace}")
+                    } else {
+                        String::new()
+                    }
+                ),
+                e,
+            ));
+        }
+    }
+    match updated {
+        Ok(_) => Ok(("accepted".into(), None)),
+        Err(kube::Error::Api(status)) if (400..500).contains(&status.code) => {
+            Ok(("update rejected".into(), Some(status.message.clone())))
+        }
+        Err(e) => Err(cluster.api_error("dry-run update", e)),
+    }
+}
+
 /// What a dry-run create gave: ("accepted"|"rejected", the server's message, the object as
 /// it would be stored).
 type DryRun = (String, Option<String>, Option<Value>);

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::report::{Proof, Report, StoredBy, WitnessReport};
 use super::source::SourceSchemas;
 use super::witness::Expect;
-use super::{Request, dry_run_create, list_selecting};
+use super::{Request, create_then_dry_run_update, dry_run_create, list_selecting};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
 
@@ -56,51 +56,73 @@ pub async fn prove(
             asked += 1;
             let def = def.as_deref();
             let input = format!("the witness of {} {}", api.name, f.rule);
-            let ((b_state, b_message), (o_state, o_message), holds) = match (&w.field_selector, def)
-            {
-                (Some(selector), Some(def)) => {
-                    let (b, o) = futures::try_join!(
-                        list_selecting(
-                            base,
-                            &input,
-                            &w.object,
-                            def,
-                            request.namespace_of(&baseline),
-                            selector
-                        ),
-                        list_selecting(
-                            other,
-                            &input,
-                            &w.object,
-                            def,
-                            request.namespace_of(&w.source),
-                            selector
-                        ),
-                    )?;
-                    let holds = accepted(&b.0) && !accepted(&o.0);
-                    (b, o, holds)
-                }
-                _ => {
-                    let (b, o) = futures::try_join!(
-                        dry_run_create(
-                            base,
-                            &input,
-                            &w.object,
-                            def,
-                            request.namespace_of(&baseline)
-                        ),
-                        dry_run_create(
-                            other,
-                            &input,
-                            &w.object,
-                            def,
-                            request.namespace_of(&w.source)
-                        ),
-                    )?;
-                    let holds = accepted(&b.0) && creates_show(w, &o.0, &b.2, &o.2);
-                    ((b.0, b.1), (o.0, o.1), holds)
-                }
-            };
+            let ((b_state, b_message), (o_state, o_message), holds) =
+                match (&w.field_selector, &w.update, def) {
+                    (_, Some(update), _) => {
+                        let (b, o) = futures::try_join!(
+                            create_then_dry_run_update(
+                                base,
+                                &input,
+                                &w.object,
+                                update,
+                                def,
+                                request.namespace_of(&baseline)
+                            ),
+                            create_then_dry_run_update(
+                                other,
+                                &input,
+                                &w.object,
+                                update,
+                                def,
+                                request.namespace_of(&w.source)
+                            ),
+                        )?;
+                        let holds = accepted(&b.0) && o.0 == "update rejected";
+                        (b, o, holds)
+                    }
+                    (Some(selector), _, Some(def)) => {
+                        let (b, o) = futures::try_join!(
+                            list_selecting(
+                                base,
+                                &input,
+                                &w.object,
+                                def,
+                                request.namespace_of(&baseline),
+                                selector
+                            ),
+                            list_selecting(
+                                other,
+                                &input,
+                                &w.object,
+                                def,
+                                request.namespace_of(&w.source),
+                                selector
+                            ),
+                        )?;
+                        let holds = accepted(&b.0) && !accepted(&o.0);
+                        (b, o, holds)
+                    }
+                    _ => {
+                        let (b, o) = futures::try_join!(
+                            dry_run_create(
+                                base,
+                                &input,
+                                &w.object,
+                                def,
+                                request.namespace_of(&baseline)
+                            ),
+                            dry_run_create(
+                                other,
+                                &input,
+                                &w.object,
+                                def,
+                                request.namespace_of(&w.source)
+                            ),
+                        )?;
+                        let holds = accepted(&b.0) && creates_show(w, &o.0, &b.2, &o.2);
+                        ((b.0, b.1), (o.0, o.1), holds)
+                    }
+                };
             let verdict = if holds {
                 proven += 1;
                 "proven"
@@ -163,8 +185,8 @@ fn creates_show(
             }
             _ => !accepted(other) || stored(b_stored.as_ref()) != stored(o_stored.as_ref()),
         },
-        // A selector is asked by a list request, not by a create.
-        Expect::SelectorRefused => false,
+        // A selector is asked by a list request, an update by an update: not by a create.
+        Expect::SelectorRefused | Expect::UpdateRejected => false,
     }
 }
 
@@ -201,17 +223,33 @@ pub fn witness_files(report: &Report) -> Result<Vec<WitnessFile>> {
         for (n, f) in api.findings.iter().enumerate() {
             let Some(w) = &f.witness else { continue };
             let version = f.version.as_deref().unwrap_or("api");
-            let yaml = serde_saphyr::to_string(&w.object).map_err(|e| Error::Encode {
-                format: "YAML",
-                source: Box::new(e),
-            })?;
+            let yaml = |v: &Value| {
+                serde_saphyr::to_string(v).map_err(|e| Error::Encode {
+                    format: "YAML",
+                    source: Box::new(e),
+                })
+            };
             let what = w.expect.words();
+            let mut text = format!(
+                "# {} {version} {} {}: accepted by {}, {what} by {}\n{}",
+                api.name,
+                f.path,
+                f.rule,
+                report.baseline,
+                w.source,
+                yaml(&w.object)?
+            );
+            // The pair as two documents: create the first, then apply the second to it.
+            if let Some(update) = &w.update {
+                text += &format!(
+                    "---\n# the update of the object above that {} refuses\n{}",
+                    w.source,
+                    yaml(update)?
+                );
+            }
             files.push(WitnessFile {
                 name: format!("{}.{version}.{n}.{}.yaml", api.name, f.rule),
-                text: format!(
-                    "# {} {version} {} {}: accepted by {}, {what} by {}\n{yaml}",
-                    api.name, f.path, f.rule, report.baseline, w.source
-                ),
+                text,
             });
         }
     }

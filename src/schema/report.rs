@@ -153,6 +153,10 @@ pub struct WitnessReport {
     /// refuses.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub field_selector: Option<String>,
+    /// For an update refused (a transition rule added): the update of `object` that the
+    /// baseline accepts and the source refuses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub update: Option<serde_json::Value>,
     /// With --prove: what the servers said.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proof: Option<Proof>,
@@ -230,6 +234,7 @@ impl FindingReport {
                     })
                     .collect(),
                 field_selector: w.field_selector.clone(),
+                update: w.update.clone(),
                 proof: None,
             }),
             no_witness: f.no_witness.clone(),

@@ -201,6 +201,16 @@ pub struct WatchEvent {
 }
 
 impl WatchEvent {
+    /// Whether `--fail-on` counts this event, as the one-shot diff counts a finding: its class,
+    /// or the class of a finding it brings, is one of the set (`--on-breaking` and `--exit-on
+    /// breaking` act on these).
+    pub fn fails(&self, fail_on: &super::FailOn) -> bool {
+        self.class
+            .into_iter()
+            .chain(self.new_findings.iter().map(|f| f.class))
+            .any(|c| fail_on.fails(c))
+    }
+
     /// A `source-lost` or `source-back` event.
     pub fn source(kind: EventType, source: &str, time: String, message: Option<String>) -> Self {
         WatchEvent {
@@ -285,9 +295,16 @@ pub fn change(
         })
         .filter(|p| p.before != p.after)
         .collect();
+    // The worst a client of the old LCD can notice in the new one besides a refusal (a
+    // default or a selectable field gone), which the event's class then carries.
+    let mut lcd_noticed = None;
     let lcd = match (&old.lcd, &new.lcd) {
         (Some(a), Some(b)) if a == b => None,
-        (Some(a), Some(b)) => Some(lcd_change(a, b)),
+        (Some(a), Some(b)) => {
+            let (change, worst) = lcd_diff(a, b);
+            lcd_noticed = worst.filter(|c| c.is_noticeable());
+            Some(change)
+        }
         (Some(_), None) => Some(LcdChange::Lost),
         (None, Some(_)) if before.is_some() => Some(LcdChange::Found),
         (None, _) => None,
@@ -300,7 +317,11 @@ pub fn change(
         (Some(_), None) => true,
         _ => false,
     });
-    let worst_new = new_findings.iter().map(|f| f.class).max();
+    let worst_new = new_findings
+        .iter()
+        .map(|f| f.class)
+        .chain(lcd_noticed)
+        .max();
     let class = if api_change == ApiChange::Added {
         // Nothing can have relied on an API no source had.
         Class::Compatible
@@ -338,25 +359,33 @@ pub fn change(
 /// with `before` as the baseline: a breaking (or maybe breaking) finding means an object the old
 /// LCD accepted is refused now.
 pub fn lcd_change(before: &Manifest, after: &Manifest) -> LcdChange {
+    lcd_diff(before, after).0
+}
+
+/// PURE: [`lcd_change`], and the worst class of the findings between the two LCDs (`None`
+/// where one does not read as a CRD).
+fn lcd_diff(before: &Manifest, after: &Manifest) -> (LcdChange, Option<Class>) {
     let def = |m: &Manifest| {
         load::crd_from_value(&m.to_value(), "LCD", &Selection::default())
             .ok()
             .flatten()
     };
     let (Some(a), Some(b)) = (def(before), def(after)) else {
-        return LcdChange::NarrowedAndWidened;
+        return (LcdChange::NarrowedAndWidened, None);
     };
     let findings = diff::diff_api(&[Some(&a), Some(&b)], 0);
+    let worst = findings.iter().map(|f| f.class).max();
     let narrowed = findings
         .iter()
         .any(|f| matches!(f.class, Class::Breaking | Class::Unproven));
     let widened = findings.iter().any(|f| f.class == Class::Compatible);
-    match (narrowed, widened) {
+    let change = match (narrowed, widened) {
         (true, true) => LcdChange::NarrowedAndWidened,
         (true, false) => LcdChange::Narrowed,
         (false, true) => LcdChange::Widened,
         (false, false) => LcdChange::Reworded,
-    }
+    };
+    (change, worst)
 }
 
 #[cfg(test)]

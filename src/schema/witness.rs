@@ -137,6 +137,10 @@ struct Generator {
     aims: Aims,
     /// Values the random value being built may still take ([`RANDOM_NODES`]).
     nodes_left: usize,
+    /// Smallest objects also set the optional fields their own CEL rules select (a list with
+    /// one item), for a baseline whose rules refuse the smallest object (JobSet's
+    /// `self.replicatedJobs[0]`).
+    fill_ruled: bool,
 }
 
 /// Sample strings of the formats the API server checks.
@@ -170,6 +174,7 @@ impl Generator {
             rng: Rng(crate::rng::SplitMix64(seed)),
             aims: Aims::default(),
             nodes_left: RANDOM_NODES,
+            fill_ruled: false,
         }
     }
 
@@ -247,6 +252,16 @@ impl Generator {
                         _ => json!({}),
                     };
                     map.insert(name.clone(), v);
+                }
+                if self.fill_ruled && depth < MAX_DEPTH {
+                    for name in ruled_fields(s) {
+                        let p = &s.properties[&name];
+                        let v = match self.nth(p, k, depth + 1) {
+                            Value::Array(a) if a.is_empty() => self.items(p, 1, depth + 1),
+                            v => v,
+                        };
+                        map.entry(name).or_insert(v);
+                    }
                 }
                 let least = s.min_properties.unwrap_or(0) as usize;
                 // Only as many as minProperties still asks for: an object may have hundreds of
@@ -779,6 +794,20 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
             tried.push(object);
         }
     }
+    // Where the baseline's own rules refuse every smallest object, the same candidates again
+    // around objects that set what those rules select.
+    if !tried
+        .iter()
+        .any(|o| validate_object(case.root, o).is_valid())
+    {
+        g.fill_ruled = true;
+        for (steps, placement) in &plans {
+            if let Some(object) = case.build(&mut g, steps, placement) {
+                tried.push(object);
+            }
+        }
+        g.fill_ruled = false;
+    }
     // The witness that shows its own finding best: rejected only for reasons at its path if
     // some object is (so an unrelated rule the other source adds does not reject it too), or
     // else at its parent, or for some reason there, or for any.
@@ -818,6 +847,21 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
         "none of {} objects built from the baseline's schema is accepted there and rejected by another source",
         tried.len()
     ))
+}
+
+/// The properties of `s` that its own CEL rules select (`self.name`).
+fn ruled_fields(s: &Schema) -> Vec<String> {
+    let mut names = Vec::new();
+    for r in &s.validations {
+        if let Ok(rule) = &*cel::compiled(r) {
+            for f in &rule.literals().fields {
+                if s.properties.contains_key(f) && !names.contains(f) {
+                    names.push(f.clone());
+                }
+            }
+        }
+    }
+    names
 }
 
 /// A minLength added or raised that the baseline's own pattern already implies (prometheus-
@@ -939,6 +983,7 @@ fn witness(
         reasons,
         stored: Vec::new(),
         field_selector: None,
+        update: None,
     }
 }
 
@@ -1338,6 +1383,7 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
         );
     };
     let mut rules = Vec::new();
+    let mut transitions = Vec::new();
     for (i, o, r) in &added {
         let compiled = cel::compiled(r);
         match &*compiled {
@@ -1349,17 +1395,13 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
                 );
             }
             Ok(rule) if rule.uses_old_self() && r.optional_old_self != Some(true) => {
-                return unproven(
-                    f,
-                    Change::Undecided,
-                    format!(
-                        "CEL rule {:?} undecided: a transition rule (oldSelf) is checked on update only",
-                        r.key()
-                    ),
-                );
+                transitions.push((*i, *o, r.clone(), compiled.clone()));
             }
             Ok(_) => rules.push((*i, *o, r.clone(), compiled.clone())),
         }
+    }
+    if rules.is_empty() && !transitions.is_empty() {
+        return decide_transitions(case, f, b, &transitions);
     }
     let mut g = Generator::new(seed_of(&format!("{}{}", case.api.name, f.path)));
     for (_, _, _, c) in &rules {
@@ -1451,6 +1493,9 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
         f.message = format!("CEL rule {key:?} added; it rejects an object the baseline accepts");
         return found(i, Expect::Rejected, object, short, vec![reason]);
     }
+    if !transitions.is_empty() {
+        return decide_transitions(case, f, b, &transitions);
+    }
     // Undecided only where no object showed a failure: one failure decides.
     if let Some(why) = undecided {
         return unproven(f, Change::Undecided, why);
@@ -1465,6 +1510,182 @@ fn decide_rules(case: &Case, f: &mut Finding) -> Outcome {
         )
     };
     unproven(f, Change::Added, message)
+}
+
+/// A CEL rule added, the source that has it, and the rule compiled.
+type AddedRule<'s> = (usize, &'s Schema, super::model::CelRule, cel::Compiled);
+
+/// Transition rules added (they read `oldSelf`): the server checks them on update only, so the
+/// witness is a pair: an object that every side creates, and an update of it that the baseline
+/// accepts and the rule refuses. The update changes the value at the path (all of it, or one of
+/// its properties), since a transition rule compares the stored value with the new one.
+fn decide_transitions(case: &Case, f: &mut Finding, b: &Schema, rules: &[AddedRule]) -> Outcome {
+    // Under a list's items or a map's values the server pairs old and new by key (map lists)
+    // or not at all (atomic lists); only plain property paths are searched here.
+    if !case.steps.iter().all(|s| matches!(s, Step::Property(_))) {
+        return unproven(
+            f,
+            Change::Undecided,
+            "a transition rule (oldSelf) under a list's items or a map's values: its update witness is not searched".into(),
+        );
+    }
+    let mut g = Generator::new(seed_of(&format!("{}{}update", case.api.name, f.path)));
+    for (_, _, _, c) in rules {
+        if let Ok(rule) = &**c {
+            let l = rule.literals();
+            g.aims.strings.extend(l.strings.iter().cloned());
+            g.aims.integers.extend(l.integers.iter().copied());
+            g.aims.fields.extend(l.fields.iter().cloned());
+        }
+    }
+    let at = concrete(&case.steps);
+    let mut tried = 0;
+    let mut undecided: Option<String> = None;
+    // The best pair so far: how many reasons besides its rule the other source refuses the
+    // create or the update for, that source, the rule, the object, its update, the rule's
+    // reason.
+    let mut best: Option<(usize, usize, String, Value, Value, String)> = None;
+    for t in 0..CEL_TRIES {
+        if best.as_ref().is_some_and(|b| b.0 == 0) {
+            break;
+        }
+        let old = if t == 0 { g.minimal(b) } else { g.random(b, 0) };
+        let new = changed(&mut g, b, &old, t);
+        let Some(object) = case.build(&mut g, &case.steps, &Placement::Value(old.clone())) else {
+            continue;
+        };
+        let mut update = object.clone();
+        let Some(slot) = instance_mut(&mut update, &case.steps) else {
+            continue;
+        };
+        *slot = new;
+        if update == object
+            || !validate_object(case.root, &object).is_valid()
+            || !validate_object(case.root, &update).is_valid()
+        {
+            continue;
+        }
+        tried += 1;
+        for (i, o, r, c) in rules {
+            let Ok(rule) = &**c else { continue };
+            let Some(other) = case.other_root(*i) else {
+                continue;
+            };
+            // The other server defaults both by its own schema before it validates.
+            let (mut stored, mut sent) = (object.clone(), update.clone());
+            apply_defaults(other, &mut stored);
+            apply_defaults(other, &mut sent);
+            let (Some(old_at), Some(new_at)) = (
+                instances(&stored, &case.steps).first().copied(),
+                instances(&sent, &case.steps).first().copied(),
+            ) else {
+                continue;
+            };
+            match rule.evaluate_update(o, new_at, old_at) {
+                Verdict::Pass => {}
+                Verdict::Fail(message) => {
+                    let besides = [&object, &update]
+                        .into_iter()
+                        .map(|v| {
+                            validate_object(other, v)
+                                .violations
+                                .iter()
+                                .filter(|v| !v.to_string().contains(&message))
+                                .count()
+                        })
+                        .sum();
+                    if best.as_ref().is_none_or(|b| besides < b.0) {
+                        best = Some((
+                            besides,
+                            *i,
+                            r.key().to_string(),
+                            object.clone(),
+                            update.clone(),
+                            format!("{at}: {message}"),
+                        ));
+                    }
+                }
+                Verdict::Undecided(why) => {
+                    undecided.get_or_insert(format!("CEL rule {:?} undecided: {why}", r.key()));
+                }
+            }
+        }
+    }
+    if let Some((_, i, key, object, update, reason)) = best {
+        f.class = Class::Breaking;
+        f.message =
+            format!("CEL transition rule {key:?} added; it rejects an update the baseline accepts");
+        let (Some(before), Some(after)) = (
+            instances(&object, &case.steps).first().copied(),
+            instances(&update, &case.steps).first().copied(),
+        ) else {
+            return Outcome::None("the update witness lost its value".into());
+        };
+        let short = update_short(&at, before, after);
+        let mut w = witness(i, Expect::UpdateRejected, object, short, vec![reason]);
+        w.update = Some(update);
+        return Outcome::Found(w);
+    }
+    if let Some(why) = undecided {
+        return unproven(f, Change::Undecided, why);
+    }
+    unproven(
+        f,
+        Change::Added,
+        format!(
+            "CEL transition rule added; none of {tried} updates generated from the baseline's schema (and valid there) breaks it"
+        ),
+    )
+}
+
+/// An update as the table shows it: a property's old and new value where only one property
+/// changed, the whole value otherwise.
+fn update_short(at: &str, before: &Value, after: &Value) -> String {
+    if let (Some(b), Some(a)) = (before.as_object(), after.as_object()) {
+        let changed: Vec<&String> = b
+            .keys()
+            .chain(a.keys().filter(|k| !b.contains_key(*k)))
+            .filter(|k| b.get(*k) != a.get(*k))
+            .collect();
+        if let [name] = changed[..] {
+            let side = |v: Option<&Value>| v.map_or_else(|| "(unset)".into(), short_value);
+            let at = if at == "." { "" } else { at };
+            return format!(
+                "{at}.{name}: {} updated to {}",
+                side(b.get(name)),
+                side(a.get(name))
+            );
+        }
+    }
+    format!(
+        "{at}: {} updated to {}",
+        short_value(before),
+        short_value(after)
+    )
+}
+
+/// An update of `old`, a value of `node`: on even tries one property given a new random value
+/// (what most updates do), on odd ones a new random value altogether.
+fn changed(g: &mut Generator, node: &Schema, old: &Value, t: usize) -> Value {
+    if t.is_multiple_of(2)
+        && let Some(map) = old.as_object()
+        && !node.properties.is_empty()
+    {
+        let names: Vec<&String> = node.properties.keys().collect();
+        let name = names[g.rng.below(names.len())];
+        let mut map = map.clone();
+        map.insert(name.clone(), g.random(&node.properties[name], 1));
+        return Value::Object(map);
+    }
+    g.random(node, 0)
+}
+
+/// The value in `object` at a path of properties only.
+fn instance_mut<'v>(object: &'v mut Value, steps: &[Step]) -> Option<&'v mut Value> {
+    steps.iter().try_fold(object, |v, s| match s {
+        Step::Property(p) => v.get_mut(p),
+        _ => None,
+    })
 }
 
 fn unproven(f: &mut Finding, change: Change, message: String) -> Outcome {

@@ -831,3 +831,141 @@ spec:
         assert_eq!(result["local"], want, "locally, {member}: {result:#}");
     }
 }
+
+/// A cluster-scoped CRD shaped like kueue's ResourceFlavor, with the transition rule of v0.10.0
+/// (`freeze`) or without it (v0.9.0).
+fn flavors_crd(group: &str, freeze: bool) -> String {
+    let frozen = if freeze {
+        ", {rule: '!has(oldSelf.topologyName) || self == oldSelf', message: spec is immutable when topologyName is set}"
+    } else {
+        ""
+    };
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: flavors.{group}}}
+spec:
+  group: {group}
+  scope: Cluster
+  names: {{plural: flavors, singular: flavor, kind: Flavor}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations: [{{rule: '!has(self.topologyName) || self.nodeLabels.size() >= 1'}}{frozen}]
+            properties:
+              nodeLabels: {{type: object, additionalProperties: {{type: string}}}}
+              topologyName: {{type: string}}
+              tolerations: {{type: array, items: {{type: string}}}}
+"
+    )
+}
+
+/// What a server says to `witness`'s object created for real and then `update` (as sent, with
+/// the created name and resourceVersion): Ok, or the update's refusal. The object is deleted.
+async fn create_then_update(
+    client: &Client,
+    group: &str,
+    object: &Value,
+    update: &Value,
+) -> Result<(), String> {
+    let api: Api<kube::api::DynamicObject> = Api::all_with(
+        client.clone(),
+        &kube::discovery::ApiResource {
+            group: group.into(),
+            version: "v1".into(),
+            api_version: format!("{group}/v1"),
+            kind: "Flavor".into(),
+            plural: "flavors".into(),
+        },
+    );
+    let mut body = object.clone();
+    body["metadata"] = json!({"generateName": "km-test-"});
+    let created = api
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(body).unwrap(),
+        )
+        .await
+        .expect("the create is accepted");
+    let name = created.metadata.name.clone().unwrap();
+    let mut next = update.clone();
+    next["metadata"] = json!({"name": name, "resourceVersion": created.metadata.resource_version});
+    let result = api
+        .replace(
+            &name,
+            &PostParams::default(),
+            &serde_json::from_value(next).unwrap(),
+        )
+        .await;
+    api.delete(&name, &Default::default()).await.unwrap();
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(s)) => Err(s.message),
+        Err(e) => panic!("the update failed for another reason: {e}"),
+    }
+}
+
+/// A transition rule added (kueue's ResourceFlavor frozen once it names a topology): no create
+/// is refused, an update is. The witness is a pair; `--prove` creates the object on both
+/// servers, dry-runs the update (accepted by the baseline, refused by the other) and deletes it
+/// again; the same pair, created and updated here without the tool, is refused by km-b alone.
+#[tokio::test]
+async fn a_transition_rule_added_is_proven_by_an_update_the_other_server_refuses() {
+    let (a, b) = (client(CONTEXT_A).await, client(CONTEXT_B).await);
+    let group = format!("t{}.km.example.com", support::unique_suffix());
+    let _in_a = InstalledCrd::install(&a, CONTEXT_A, &flavors_crd(&group, false)).await;
+    let _in_b = InstalledCrd::install(&b, CONTEXT_B, &flavors_crd(&group, true)).await;
+    let out = a_and_b()
+        .arg(format!("flavors.{group}"))
+        .args(["--prove", "-o", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "breaking, no defect: {stderr}");
+    assert!(
+        stderr.contains("1 of 1 witness"),
+        "the pair is asked and proven: {stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let f = finding(
+        &report,
+        Some("v1"),
+        ".spec",
+        "x-kubernetes-validations-added",
+    )
+    .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(f["class"], "breaking", "{f:#}");
+    let w = &f["witness"];
+    assert_eq!(w["expect"], "update-rejected", "{f:#}");
+    assert_eq!(w["proof"]["verdict"], "proven", "{f:#}");
+    assert_eq!(w["proof"]["baseline"], "accepted", "{f:#}");
+    assert_eq!(w["proof"]["other"], "update rejected", "{f:#}");
+    assert!(
+        w["proof"]["otherMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("spec is immutable when topologyName is set")),
+        "{f:#}"
+    );
+    // The tool's objects are gone from both servers.
+    for (c, context) in [(&a, CONTEXT_A), (&b, CONTEXT_B)] {
+        let list = get(c, &format!("/apis/{group}/v1/flavors")).await.unwrap();
+        assert_eq!(list["items"], json!([]), "{context} keeps a witness");
+    }
+    // The pair, asked here without the tool.
+    let (object, update) = (&w["object"], &w["update"]);
+    assert_eq!(create_then_update(&a, &group, object, update).await, Ok(()));
+    let refused = create_then_update(&b, &group, object, update)
+        .await
+        .expect_err("km-b refuses the update");
+    assert!(
+        refused.contains("spec is immutable when topologyName is set"),
+        "{refused}"
+    );
+}

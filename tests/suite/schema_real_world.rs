@@ -1,5 +1,5 @@
-//! `schema-diff` on real-world CRDs: two releases each of gateway-api, prometheus-operator and
-//! JobSet, checked against the hand-checked expectations in
+//! `schema-diff` on real-world CRDs: two releases each of gateway-api, prometheus-operator,
+//! JobSet and kueue, checked against the hand-checked expectations in
 //! `tests/data/schema/real-world/EXPECTED.md` (sources and licences: `SOURCES.md` there).
 //!
 //! The CRD files are not in this repository. They come from the Go module proxy at test time
@@ -16,7 +16,9 @@ use std::collections::BTreeMap;
 use assert_cmd::Command;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::Value;
-use support::real_world::{GATEWAY_API, JOBSET, PROMETHEUS_OPERATOR, Pair, all_pairs, fetch};
+use support::real_world::{
+    GATEWAY_API, JOBSET, KUEUE, PROMETHEUS_OPERATOR, Pair, all_pairs, fetch,
+};
 
 /// The embedded PodSpec of a JobSet (`$POD` in EXPECTED.md).
 const POD: &str = ".spec.replicatedJobs[*].template.spec.template.spec";
@@ -697,6 +699,59 @@ fn prometheusrules(d: &Diff) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// kueue v0.9.0 -> v0.10.0
+
+/// ResourceFlavor gains a transition rule: nothing is refused on create, an update is. The
+/// verdict is breaking, shown by a pair (the flavor, and an update of it), and the reverse
+/// direction, which drops the rule, is compatible.
+#[test]
+fn kueue_resource_flavor_frozen_by_a_transition_rule_is_breaking_with_an_update_witness() {
+    let pairs = fetch(&KUEUE, &["resourceflavors"]);
+    let d = diff(&pairs[0]);
+    d.check_invariants();
+    assert_eq!(d.code, 1, "{}", d.listing());
+    let v = Some("v1beta1");
+    assert_eq!(d.scopes(), ["Cluster", "Cluster"]);
+    d.expect_counts(None, &[]);
+    d.expect_counts(v, &[("x-kubernetes-validations-added", 1)]);
+    let f = d.one(v, ".spec", "x-kubernetes-validations-added");
+    assert_eq!(f.class, "breaking", "{}", f.show());
+    assert!(
+        f.message
+            .contains("!has(oldSelf.topologyName) || self == oldSelf")
+            && f.message.contains("rejects an update"),
+        "{}",
+        f.message
+    );
+    let w = &d.report["apis"][0]["findings"][0]["witness"];
+    assert_eq!(w["expect"], "update-rejected", "{w}");
+    let (object, update) = (&w["object"]["spec"], &w["update"]["spec"]);
+    assert!(object["topologyName"].is_string(), "{w}");
+    assert_eq!(update["topologyName"], object["topologyName"], "{w}");
+    assert_ne!(update, object, "{w}");
+    assert_eq!(
+        w["reasons"],
+        serde_json::json!([".spec: resourceFlavorSpec are immutable when topologyName is set"])
+    );
+    let back = diff(&Pair {
+        plural: "resourceflavors",
+        crd_name: pairs[0].crd_name.clone(),
+        old: pairs[0].new.clone(),
+        new: pairs[0].old.clone(),
+    });
+    assert_eq!(back.code, 0, "{}", back.listing());
+    back.expect(
+        v,
+        ".spec",
+        "x-kubernetes-validations-removed",
+        "compatible",
+        [
+            Some("!has(self.topologyName) || self.nodeLabels.size() >= 1; !has(oldSelf.topologyName) || self == oldSelf"),
+            Some("!has(self.topologyName) || self.nodeLabels.size() >= 1"),
+        ],
+    );
+}
+
 // JobSet v0.5.0 -> v0.8.0
 
 #[test]
@@ -1120,6 +1175,7 @@ fn every_pair_has_an_lcd_that_parses_as_a_crd() {
             ("podmonitors", "PodMonitor"),
             ("prometheusrules", "PrometheusRule"),
             ("referencegrants", "ReferenceGrant"),
+            ("resourceflavors", "ResourceFlavor"),
             ("servicemonitors", "ServiceMonitor"),
         ]
     );
@@ -1238,10 +1294,10 @@ fn the_fast_yaml_reader_agrees_with_serde_saphyr_on_every_file() {
             taken.push(file.display().to_string());
         }
     }
-    // Gateway API and JobSet are written by controller-gen; prometheus-operator too.
+    // Gateway API, JobSet and kueue are written by controller-gen; prometheus-operator too.
     assert!(
-        taken.len() == 14,
-        "the fast reader took {} of 14 files: {taken:#?}",
+        taken.len() == 16,
+        "the fast reader took {} of 16 files: {taken:#?}",
         taken.len()
     );
 }
@@ -1317,16 +1373,16 @@ const NO_OBJECT_EXISTS: &[&str] = &[
     "no object exists: the baseline's pattern",
 ];
 
-/// Findings the witness search misses today, although an object may exist (all seen from the newer
-/// release back to the older: a downgrade), as `CRD VERSION PATH RULE`. Each is a defect of the
-/// search; none may be added, and one it learns to show must leave this list.
-const SEARCH_MISSES: &[&str] = &[
-    "jobsets.jobset.x-k8s.io v1alpha2 .spec.coordinator field-removed",
-    "jobsets.jobset.x-k8s.io v1alpha2 .spec.failurePolicy.restartStrategy field-removed",
-    "jobsets.jobset.x-k8s.io v1alpha2 .spec.failurePolicy.rules field-removed",
-    "jobsets.jobset.x-k8s.io v1alpha2 .spec.network.publishNotReadyAddresses field-removed",
-    "jobsets.jobset.x-k8s.io v1alpha2 .spec.replicatedJobs[*].dependsOn field-removed",
-];
+/// Findings the witness search misses today, although an object exists, as `CRD VERSION PATH
+/// RULE`. Each is a defect of the search; none may be added, and one it learns to show must
+/// leave this list.
+///
+/// - JobSet v0.8.0 -> v0.5.0, `dependsOn` removed: v0.8.0's own rule
+///   `!(has(self.replicatedJobs[0].dependsOn))` refuses it on the first replicated job, and the
+///   search places a value in the first item of a list only. The witness is a JobSet of two
+///   replicated jobs whose second depends on the first.
+const SEARCH_MISSES: &[&str] =
+    &["jobsets.jobset.x-k8s.io v1alpha2 .spec.replicatedJobs[*].dependsOn field-removed"];
 
 /// Every breaking (or stored-data, or selection) finding of every pair, both ways, carries a
 /// witness, or says why no object exists; the count without one is printed, and the search's

@@ -96,7 +96,7 @@ fn the_real_world_crd_files_read_as_kubectl_reads_them() {
             files += 1;
         }
     }
-    assert_eq!(files, 14);
+    assert_eq!(files, 16);
 }
 
 /// Each cause of disagreement the issue found, with the variants around it that kubectl reads

@@ -108,8 +108,9 @@ pub struct Args {
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = crate::cli::parse_duration, requires = "watch", help_heading = "Watch")]
     pub debounce: std::time::Duration,
 
-    /// With --watch: run CMD (with sh -c) for each breaking change; the event is on its stdin
-    /// as JSON, and API, SOURCE and CLASS are in its environment
+    /// With --watch: run CMD (with sh -c) for each change of a class --fail-on counts
+    /// (breaking by default); the event is on its stdin as JSON, and API, SOURCE and CLASS are
+    /// in its environment
     #[arg(long, value_name = "CMD", requires = "watch", help_heading = "Watch")]
     pub on_breaking: Option<String>,
 
@@ -117,7 +118,8 @@ pub struct Args {
     #[arg(long, value_name = "CMD", requires = "watch", help_heading = "Watch")]
     pub on_change: Option<String>,
 
-    /// With --watch: exit 1 at the first breaking change (or at the first change at all)
+    /// With --watch: exit 1 at the first change of a class --fail-on counts ("breaking"; by
+    /// default breaking ones), or at the first change at all ("change")
     #[arg(long, value_name = "WHAT", value_parser = ["breaking", "change"], requires = "watch", help_heading = "Watch")]
     pub exit_on: Option<String>,
 
@@ -303,6 +305,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
                 lcd_dir: args.lcd_dir.clone(),
                 format,
                 show_informational: args.all,
+                fail_on: FailOn::parse(&args.fail_on).map_err(Error::Usage)?,
             },
         }
     } else {

@@ -17,7 +17,7 @@ use crate::schema::source::Origin;
 use crate::schema::watch::{
     self, ApiUpdate, Ended, EventType, Flow, Listener, Note, Settings, WatchEvent,
 };
-use crate::schema::{Request, exit};
+use crate::schema::{FailOn, Request, exit};
 
 mod metrics;
 use metrics::{EventLabels, Metrics, source_label};
@@ -32,6 +32,8 @@ pub struct Options {
     pub lcd_dir: Option<PathBuf>,
     pub format: OutputFormat,
     pub show_informational: bool,
+    /// What counts as a failure: `--fail-on`, as in the one-shot diff.
+    pub fail_on: FailOn,
 }
 
 /// `--exit-on`: the first event that ends the watch with exit 1.
@@ -171,7 +173,7 @@ impl Listener for Shell {
                 })
                 .inc();
         }
-        let breaking = event.class == Some(Class::Breaking);
+        let breaking = event.fails(&self.options.fail_on);
         let json = serde_json::to_string(event).map_err(|e| Error::Encode {
             format: "JSON",
             source: Box::new(e),
@@ -199,9 +201,9 @@ impl Listener for Shell {
             format!(
                 "schema-diff --watch: stopping at the first {} (--exit-on)",
                 if breaking {
-                    "breaking change"
+                    format!("change --fail-on counts ({})", self.options.fail_on.words())
                 } else {
-                    "change"
+                    "change".to_string()
                 }
             ),
         );

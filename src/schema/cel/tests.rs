@@ -178,6 +178,22 @@ fn what_is_not_modelled_is_undecided_and_named() {
 }
 
 #[test]
+fn a_transition_rule_is_evaluated_on_an_update_with_old_self_bound() {
+    let s = spec("{type: object, properties: {u: {type: string}, t: {type: string}}}");
+    let immutable = Rule::compile(&rule("!has(oldSelf.t) || self == oldSelf")).unwrap();
+    let update = |new: Value, old: Value| immutable.evaluate_update(&s, &new, &old);
+    assert_eq!(update(json!({"u": "a"}), json!({"u": "b"})), Verdict::Pass);
+    assert_eq!(
+        update(json!({"u": "a", "t": "x"}), json!({"u": "a", "t": "x"})),
+        Verdict::Pass
+    );
+    assert!(matches!(
+        update(json!({"u": "a", "t": "x"}), json!({"u": "b", "t": "x"})),
+        Verdict::Fail(_)
+    ));
+}
+
+#[test]
 fn a_rule_is_compiled_once_and_kept() {
     let r = rule("self.size() > 1");
     assert!(Arc::ptr_eq(&compiled(&r), &compiled(&r)));

@@ -197,3 +197,29 @@ fn findings_are_counted_for_the_sources_they_concern() {
     assert_eq!(s.count("c", "a", Class::Breaking), 0);
     assert_eq!(s.count("a", "a", Class::Breaking), 0);
 }
+
+#[test]
+fn a_default_removed_is_a_stored_data_event_that_fail_on_decides() {
+    let with = crd("size: {type: integer, default: 3}", true);
+    let without = crd("size: {type: integer}", true);
+    let before = state([Some(&with), Some(&with), Some(&with)]);
+    let after = state([Some(&with), Some(&without), Some(&with)]);
+    let e = event(&before, &after).expect("an event");
+    assert_eq!(e.class, Some(Class::ChangesStoredData), "{e:?}");
+    // The LCD loses the default too: what it stores changes, though it refuses nothing more.
+    let lcd = |s: &Option<ApiState>| s.as_ref().and_then(|s| s.lcd.clone()).expect("an LCD");
+    let (old, new) = (lcd(&before), lcd(&after));
+    assert_eq!(lcd_diff(&old, &new).1, Some(Class::ChangesStoredData));
+    assert!(
+        !e.fails(&FailOn::default()),
+        "breaking alone does not count it"
+    );
+    for words in [
+        &["changes-stored-data"][..],
+        &["breaking,changes-stored-data"],
+        &["any"],
+    ] {
+        assert!(e.fails(&FailOn::parse(words).unwrap()), "{words:?}");
+    }
+    assert!(!e.fails(&FailOn::parse(&["changes-selection"]).unwrap()));
+}

@@ -506,11 +506,7 @@ fn a_cel_rule_added_is_shown_by_an_object_the_other_rejects_for_that_rule_alone(
     let b = crd(
         "{type: object, required: [b], x-kubernetes-validations: [{rule: '!has(self.a) || self.a < 50'}], properties: {a: {type: integer}, b: {type: string}}}",
     );
-    let found = findings_of(&[Some(&a), Some(&b)]);
-    let f = found
-        .iter()
-        .find(|f| f.attribute == "x-kubernetes-validations")
-        .unwrap_or_else(|| panic!("{found:#?}"));
+    let f = cel_finding(&a, &b);
     assert_eq!(f.class, Class::Breaking, "{f:#?}");
     let w = f.witness.as_ref().expect("a witness");
     let reasons: Vec<String> = validate_object(root(&b), &w.object)
@@ -548,4 +544,110 @@ fn a_min_length_the_baselines_pattern_already_implies_has_no_witness_and_says_wh
     let c = crd("{type: object, properties: {u: {type: string, pattern: '^a*$'}}}");
     let w = witnessed(&c, &b, "minLength-narrowed");
     assert_eq!(w.short, ".spec.u: \"\"");
+}
+
+/// The finding of the CEL rule added between `a` and `b`.
+fn cel_finding(a: &ApiDef, b: &ApiDef) -> Finding {
+    let found = findings_of(&[Some(a), Some(b)]);
+    found
+        .into_iter()
+        .find(|f| f.attribute == "x-kubernetes-validations")
+        .expect("a CEL rule added")
+}
+
+/// The update witness of the one transition rule added between `a` and `b`, checked: both
+/// sides create the object, the baseline accepts the update, the added rule refuses it.
+fn update_witness(a: &ApiDef, b: &ApiDef, rule: &str) -> Witness {
+    let f = cel_finding(a, b);
+    assert_eq!(f.class, Class::Breaking, "{f:#?}");
+    let w = f.witness.clone().expect("a witness");
+    assert_eq!(w.expect, Expect::UpdateRejected);
+    let update = w.update.clone().expect("an update");
+    for (side, object) in [("baseline", root(a)), ("other", root(b))] {
+        let create = validate_object(object, &w.object);
+        assert!(
+            create.is_valid(),
+            "the {side} refuses the create: {create:?}"
+        );
+    }
+    let base = validate_object(root(a), &update);
+    assert!(base.is_valid(), "the baseline refuses the update: {base:?}");
+    let compiled = cel::compiled(&crate::schema::model::CelRule {
+        rule: rule.into(),
+        message: None,
+        message_expression: None,
+        reason: None,
+        field_path: None,
+        optional_old_self: None,
+    });
+    let Ok(compiled) = &*compiled else { panic!() };
+    let spec = &root(b).properties["spec"];
+    assert!(
+        matches!(
+            compiled.evaluate_update(spec, &update["spec"], &w.object["spec"]),
+            Verdict::Fail(_)
+        ),
+        "the rule lets {} become {update}",
+        w.object
+    );
+    assert!(w.short.contains(" updated to "), "{}", w.short);
+    w
+}
+
+#[test]
+fn a_transition_rule_added_is_shown_by_an_update_the_other_refuses() {
+    // kueue's ResourceFlavor, v0.9.0 -> v0.10.0: the spec is frozen once a topology is named.
+    let flavor = |extra: &str| {
+        crd(&format!(
+            "{{type: object, x-kubernetes-validations: [{{rule: '!has(self.topologyName) || self.nodeLabels.size() >= 1'}}{extra}], properties: {{nodeLabels: {{type: object, additionalProperties: {{type: string}}}}, topologyName: {{type: string}}, tolerations: {{type: array, items: {{type: string}}}}}}}}"
+        ))
+    };
+    let rule = "!has(oldSelf.topologyName) || self == oldSelf";
+    let a = flavor("");
+    let b = flavor(&format!(", {{rule: '{rule}'}}"));
+    let w = update_witness(&a, &b, rule);
+    assert!(
+        w.object["spec"].get("topologyName").is_some(),
+        "{}",
+        w.object
+    );
+    // Plain immutability.
+    let a = crd("{type: object, properties: {u: {type: string}}}");
+    let b = crd(
+        "{type: object, x-kubernetes-validations: [{rule: 'self == oldSelf'}], properties: {u: {type: string}}}",
+    );
+    update_witness(&a, &b, "self == oldSelf");
+}
+
+#[test]
+fn a_transition_rule_that_refuses_no_update_is_unproven_and_one_under_items_is_undecided() {
+    let a = crd("{type: object, properties: {u: {type: integer}}}");
+    let b = crd(
+        "{type: object, x-kubernetes-validations: [{rule: 'self == oldSelf || self != oldSelf'}], properties: {u: {type: integer}}}",
+    );
+    let f = cel_finding(&a, &b);
+    assert_eq!(f.class, Class::Unproven, "{f:#?}");
+    assert!(f.message.contains("updates generated"), "{}", f.message);
+    let a = crd("{type: object, properties: {l: {type: array, items: {type: string}}}}");
+    let b = crd(
+        "{type: object, properties: {l: {type: array, items: {type: string, x-kubernetes-validations: [{rule: 'self == oldSelf'}]}}}}",
+    );
+    let f = cel_finding(&a, &b);
+    assert_eq!(f.class, Class::Unproven, "{f:#?}");
+    assert_eq!(f.change, Change::Undecided);
+    assert!(f.message.contains("list's items"), "{}", f.message);
+}
+
+#[test]
+fn a_baseline_whose_rules_refuse_its_smallest_object_is_searched_around_what_they_select() {
+    // JobSet v0.8.0 back to v0.5.0: `self.replicatedJobs[0]` refuses a spec without jobs.
+    let a = crd(
+        "{type: object, x-kubernetes-validations: [{rule: '!has(self.jobs[0].after)'}], properties: {jobs: {type: array, items: {type: object, properties: {after: {type: string}}}}, coordinator: {type: string}}}",
+    );
+    let b = crd(
+        "{type: object, properties: {jobs: {type: array, items: {type: object, properties: {after: {type: string}}}}}}",
+    );
+    let w = witnessed(&a, &b, "field-removed");
+    assert_eq!(w.short, ".spec.coordinator: \"a\"");
+    assert_eq!(w.object["spec"]["jobs"], json!([{}]), "{}", w.object);
 }

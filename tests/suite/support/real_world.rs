@@ -1,5 +1,5 @@
-//! The real-world CRDs the tests use: two releases each of gateway-api, prometheus-operator and
-//! JobSet, checked against `tests/data/schema/real-world/EXPECTED.md` (sources and licences:
+//! The real-world CRDs the tests use: two releases each of gateway-api, prometheus-operator,
+//! JobSet and kueue, checked against `tests/data/schema/real-world/EXPECTED.md` (sources and licences:
 //! `SOURCES.md` there).
 //!
 //! The CRD files are not in this repository. They come from the Go module proxy at test time
@@ -49,6 +49,15 @@ pub const JOBSET: Project = Project {
     new: "v0.8.0",
     file: "config/components/crd/bases/jobset.x-k8s.io_{}.yaml",
     group: "jobset.x-k8s.io",
+};
+
+/// Its ResourceFlavor gains a transition rule (`oldSelf`): an update-only break.
+pub const KUEUE: Project = Project {
+    module: "sigs.k8s.io/kueue",
+    old: "v0.9.0",
+    new: "v0.10.0",
+    file: "config/components/crd/bases/kueue.x-k8s.io_{}.yaml",
+    group: "kueue.x-k8s.io",
 };
 
 /// Downloads (or finds in the module cache) one module release and returns its folder.
@@ -137,6 +146,7 @@ pub fn expected_blobs() -> BTreeMap<String, [(String, u64); 2]> {
             "podmonitors",
             "prometheusrules",
             "referencegrants",
+            "resourceflavors",
             "servicemonitors"
         ],
         "EXPECTED.md's blob table"
@@ -190,5 +200,6 @@ pub fn all_pairs() -> Vec<Pair> {
         &["servicemonitors", "podmonitors", "prometheusrules"],
     ));
     pairs.extend(fetch(&JOBSET, &["jobsets"]));
+    pairs.extend(fetch(&KUEUE, &["resourceflavors"]));
     pairs
 }
