@@ -1115,7 +1115,7 @@ fn description_title_and_extensions_are_informational() {
     check(
         &diff2(
             &leaf("{type: string, description: old, title: A, example: x}"),
-            &leaf("{type: string, description: new, title: B, example: y}"),
+            &leaf("{type: string, description: new, title: B, example: z}"),
         ),
         &[
             (
@@ -1137,7 +1137,7 @@ fn description_title_and_extensions_are_informational() {
                 ".spec.a",
                 "example-changed",
                 Informational,
-                &[Some("\"x\""), Some("\"y\"")],
+                &[Some("\"x\""), Some("\"z\"")],
             ),
         ],
     );

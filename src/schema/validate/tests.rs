@@ -128,7 +128,7 @@ fn a_pattern_is_compiled_once_and_kept() {
         assert_eq!(
             outcome.unchecked,
             [format!(
-                ".v: pattern {lookahead:?} (not a regular expression this tool reads)"
+                ".v: pattern {lookahead:?} (not a regular expression this tool reads as Go does)"
             )]
         );
     }
