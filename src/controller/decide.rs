@@ -6,7 +6,9 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::api::{ClusterRef, StatefulSetMigrationSpec};
 use crate::cluster::Target;
-use crate::statefulset::{Batch, DryRun, Mode, Observe, OnTimeout, Settings, VolumeMode};
+use crate::statefulset::{
+    Batch, CopyOrder, DryRun, Mode, Observe, OnTimeout, Settings, VolumeMode,
+};
 
 /// The CLI's `--timeout` default.
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
@@ -107,6 +109,7 @@ pub fn settings(
         step: spec.max_ordinals.is_some() && !spec.rollback,
         volumes: spec.volumes,
         observe: Observe::Watch,
+        copy_order: CopyOrder::default(),
         holder: holder.to_string(),
         selected: false,
     }

@@ -76,7 +76,7 @@ mod tests {
     use super::*;
     use crate::cluster::{self, Target};
     use crate::controller::decide::settings;
-    use crate::statefulset::{Batch, DryRun, Observe, VolumeMode};
+    use crate::statefulset::{Batch, CopyOrder, DryRun, Observe, VolumeMode};
 
     fn target(context: &str) -> Target {
         let text = format!(
@@ -138,6 +138,7 @@ mod tests {
                 step: false,
                 volumes: if fresh { VolumeMode::Fresh } else { VolumeMode::Shared },
                 observe: Observe::Watch,
+                copy_order: CopyOrder::default(),
                 holder: "me".into(),
                 selected: false,
             }

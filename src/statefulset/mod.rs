@@ -46,6 +46,7 @@ use serde::Serialize;
 
 use crate::cluster::Target;
 use crate::error::Result;
+pub use executor::volumes::{COPY_ORDER_ENV, CopyOrder};
 pub use executor::{DryRunResult, Interrupt};
 pub use lease::holder_identity;
 pub use model::VolumeMode;
@@ -151,6 +152,8 @@ pub struct Settings {
     pub volumes: VolumeMode,
     /// How the reconciler reads both clusters on each loop iteration.
     pub observe: Observe,
+    /// When a claim's copy follows its PV's.
+    pub copy_order: CopyOrder,
     /// This process as the migration's lease holder (see [`holder_identity`]): named in the
     /// Lease and in the Events of each step.
     pub holder: String,

@@ -60,11 +60,7 @@ pub async fn run_until(
         class_map: settings.class_map.clone(),
         health_check: settings.health_check.clone(),
         volumes: settings.volumes,
-        copy_order: executor::volumes::CopyOrder::from_env_value(
-            std::env::var(executor::volumes::COPY_ORDER_ENV)
-                .ok()
-                .as_deref(),
-        ),
+        copy_order: settings.copy_order,
     };
     let mut executor = Executor::new(sides, steps, settings.timeout, settings.holder.clone());
     executor.waits.interrupt = stop;

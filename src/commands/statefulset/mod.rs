@@ -24,7 +24,8 @@ use crate::duration::humanize;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::statefulset::{
-    self, Batch, DryRun, Mode, Observe, OnTimeout, Outcome, Settings, VolumeMode,
+    self, Batch, COPY_ORDER_ENV, CopyOrder, DryRun, Mode, Observe, OnTimeout, Outcome, Settings,
+    VolumeMode,
 };
 use console::Console;
 
@@ -396,6 +397,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
             selected: selection.is_some(),
             volumes,
             observe: observe_mode(std::env::var(OBSERVE_ENV).ok().as_deref()),
+            copy_order: CopyOrder::from_env_value(std::env::var(COPY_ORDER_ENV).ok().as_deref()),
             holder: holder().to_string(),
         },
         selection,
