@@ -144,17 +144,17 @@ mod tests {
 
     #[test]
     fn prose_breaks_at_spaces_under_its_marker() {
-        let plan = " 10. [4] scale source to 4 replicas and wait until pod(s) 4 are gone (Terminating included) (km-a)\n";
+        let plan = " 10. [4] scale source to 4 replicas and wait until pod 4 is gone (Terminating included) (km-a)\n";
         assert_eq!(
             fill_to(plan, 80),
-            " 10. [4] scale source to 4 replicas and wait until pod(s) 4 are gone\n     (Terminating included) (km-a)\n"
+            " 10. [4] scale source to 4 replicas and wait until pod 4 is gone (Terminating\n     included) (km-a)\n"
         );
         assert_eq!(
             fill_to(
-                "-> set reclaim policy of PV(s) a-pv-043, a-pv-089 to Retain in km-a",
+                "-> set reclaim policy of PVs a-pv-043, a-pv-089 to Retain in km-a",
                 40
             ),
-            "-> set reclaim policy of PV(s) a-pv-043,\n   a-pv-089 to Retain in km-a"
+            "-> set reclaim policy of PVs a-pv-043,\n   a-pv-089 to Retain in km-a"
         );
         assert_eq!(
             fill_to("   waiting for web-0: Pending, not scheduled", 30),

@@ -115,38 +115,24 @@ pub async fn exec(resolved: &Resolved, management: &Management) -> Result<()> {
         settings.name,
     );
     let server_dry_run = dry_run == DryRun::Server;
-    let generation = match existing {
+    let written = match existing {
         Some(found) if found.spec == spec => {
             output::log(0, format!("{what} exists already: following it"));
-            found.metadata.generation
+            Written::Generation(found.metadata.generation)
         }
         // The same migration, asked now to roll back (or to go forward again).
         Some(found) if same_but_direction(&found.spec, &spec) => {
-            if !server_dry_run {
-                output::confirm(&format!("ask {what}"), resolved.yes)?;
-            }
-            let patch = serde_json::json!({"spec": {"rollback": spec.rollback}});
+            let patch = Patch::Merge(serde_json::json!({"spec": {"rollback": spec.rollback}}));
             let params = PatchParams {
                 dry_run: server_dry_run,
                 ..PatchParams::default()
             };
-            let patched = management_cluster
-                .call(
-                    "change the StatefulSetMigration's direction",
-                    api.patch(&found.name_any(), &params, &Patch::Merge(&patch)),
-                )
-                .await?;
-            if server_dry_run {
-                let done = "configured (server dry run)";
-                return output::print(
-                    &Shown {
-                        resource: &patched,
-                        done,
-                    },
-                    resolved.output,
-                );
-            }
-            patched.metadata.generation
+            let name = found.name_any();
+            let write = management_cluster.call(
+                "change the StatefulSetMigration's direction",
+                api.patch(&name, &params, &patch),
+            );
+            ask_and_write(resolved, &what, server_dry_run, "configured", write).await?
         }
         Some(found) => {
             return Err(Error::Conflict(format!(
@@ -157,33 +143,25 @@ pub async fn exec(resolved: &Resolved, management: &Management) -> Result<()> {
             )));
         }
         None => {
-            if !server_dry_run {
-                output::confirm(&format!("ask {what}"), resolved.yes)?;
-            }
             let params = PostParams {
                 dry_run: server_dry_run,
                 ..PostParams::default()
             };
-            let created = management_cluster
-                .call(
-                    "create the StatefulSetMigration",
-                    api.create(&params, &resource),
-                )
-                .await
-                .map_err(|e| not_installed(e, &management_cluster))?;
-            if server_dry_run {
-                let done = "created (server dry run)";
-                return output::print(
-                    &Shown {
-                        resource: &created,
-                        done,
-                    },
-                    resolved.output,
-                );
-            }
-            output::log(0, format!("asked {what}"));
-            created.metadata.generation
+            let write = async {
+                management_cluster
+                    .call(
+                        "create the StatefulSetMigration",
+                        api.create(&params, &resource),
+                    )
+                    .await
+                    .map_err(|e| not_installed(e, &management_cluster))
+            };
+            ask_and_write(resolved, &what, server_dry_run, "created", write).await?
         }
+    };
+    let generation = match written {
+        Written::Generation(generation) => generation,
+        Written::ShownDryRun => return Ok(()),
     };
     let resume = resume_command(resolved);
     let done = follow(
@@ -206,6 +184,40 @@ pub async fn exec(resolved: &Resolved, management: &Management) -> Result<()> {
         },
         resolved.output,
     )
+}
+
+/// What a write of the resource left to do: follow the generation written, or nothing (a server
+/// dry run has printed the server's answer).
+enum Written {
+    Generation(Option<i64>),
+    ShownDryRun,
+}
+
+/// Asks the person (unless it is a server dry run, which changes nothing), then writes. A server
+/// dry run prints the object the server would store, said `done` "(server dry run)".
+async fn ask_and_write(
+    resolved: &Resolved,
+    what: &str,
+    server_dry_run: bool,
+    done: &str,
+    write: impl std::future::Future<Output = Result<StatefulSetMigration>>,
+) -> Result<Written> {
+    if !server_dry_run {
+        output::confirm(&format!("ask {what}"), resolved.yes)?;
+    }
+    let written = write.await?;
+    if server_dry_run {
+        output::print(
+            &Shown {
+                resource: &written,
+                done: &format!("{done} (server dry run)"),
+            },
+            resolved.output,
+        )?;
+        return Ok(Written::ShownDryRun);
+    }
+    output::log(0, format!("asked {what}"));
+    Ok(Written::Generation(written.metadata.generation))
 }
 
 /// The Secrets holding the members' kubeconfigs that the management namespace lacks, each said
@@ -354,7 +366,15 @@ async fn follow(
                 ));
                 continue;
             }
-            None => continue,
+            // kube's object watch retries for ever; should it still end, say so rather than spin.
+            None => {
+                bar.finish_and_clear();
+                return Err(Error::Failed {
+                    message: format!(
+                        "the watch of StatefulSetMigration {name} on the management cluster ended; the controller goes on with it. Follow it again with:\n  {resume}"
+                    ),
+                });
+            }
         };
         let status = resource.status.clone().unwrap_or_default();
         let moved = status.ordinals_moved.unwrap_or(0).max(0) as u64;

@@ -614,6 +614,10 @@ impl Run {
     ) -> Result<Pod, String> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(300);
         loop {
+            // Pods first: the Job's status is written after the pods change, so a Job read
+            // after them is at least as new (the other order can pair a stale Job with pods
+            // released since).
+            let pods = self.job_pods().await;
             let job = self.job().await;
             if let Some(ending) = has_true_condition(&job, &ENDING_CONDITIONS) {
                 return Err(ending);
@@ -648,7 +652,6 @@ impl Run {
                     self.name
                 );
             }
-            let pods = self.job_pods().await;
             if due && quiescent(&job, &pods) {
                 let mut candidates: Vec<&Pod> = pods
                     .iter()
@@ -1019,8 +1022,9 @@ impl Run {
         let mut last: Option<String> = None;
         let mut since = tokio::time::Instant::now();
         loop {
-            let job = self.job().await;
+            // Pods first, as in wait_for_target_pod.
             let pods = self.job_pods().await;
+            let job = self.job().await;
             let mut snapshot = job.status.clone().unwrap_or_default();
             snapshot.conditions.iter_mut().flatten().for_each(|c| {
                 c.last_probe_time = None;
