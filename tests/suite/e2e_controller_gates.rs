@@ -9,6 +9,7 @@
 use crate::support;
 
 use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Event;
@@ -20,12 +21,17 @@ use kubectl_migrate::controller::api::{Phase, StatefulSetMigration};
 use super::e2e_controller::{
     Controller, apply, condition, install_crds, kubeconfig_secret, wait_condition, wait_for,
 };
+use support::process;
 use support::sts::{Pair, SplitBrainObserver, assert_moved, assert_rolled_back, kubectl};
 use support::sts::{migrate, run, stderr};
 use support::{CONTEXT_C, TestNamespace, client, poll_until};
 
 /// Long enough for a step on a busy machine; every wait ends as soon as its condition holds.
 pub(crate) const LIMIT: Duration = Duration::from_secs(300);
+
+/// How soon SIGTERM ends the controller whatever its runs are doing: well inside a Pod's
+/// default grace period (30 s).
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(10);
 
 /// A health check that holds ordinal K until the test releases it: it marks `at-K` when it
 /// starts and waits for `go-K`.
@@ -34,7 +40,7 @@ pub(crate) struct Gate {
 }
 
 impl Gate {
-    fn new() -> Gate {
+    pub(crate) fn new() -> Gate {
         Gate {
             dir: tempfile::tempdir().unwrap(),
         }
@@ -45,23 +51,49 @@ impl Gate {
     }
 
     /// The spec's healthCheck.
-    fn command(&self) -> String {
+    pub(crate) fn command(&self) -> String {
         let dir = self.dir.path().display();
         format!("touch {dir}/at-$ORDINAL; until [ -e {dir}/go-$ORDINAL ]; do sleep 0.1; done")
     }
 
+    /// Whether ordinal `ordinal`'s health check has run.
+    pub(crate) fn checking(&self, ordinal: i32) -> bool {
+        self.path("at", ordinal).exists()
+    }
+
     /// Waits until ordinal `ordinal`'s health check runs.
     pub(crate) async fn wait_checking(&self, ordinal: i32, controller: &Controller) {
-        let at = self.path("at", ordinal);
+        self.wait_checked_by(ordinal, "controller", || controller.log())
+            .await;
+    }
+
+    /// [`Gate::wait_checking`] by a `runner` other than the controller, whose `log` tells
+    /// why when the check never runs.
+    async fn wait_checked_by(&self, ordinal: i32, runner: &str, log: impl Fn() -> String) {
         let deadline = tokio::time::Instant::now() + LIMIT;
-        while !at.exists() {
+        while !self.checking(ordinal) {
             assert!(
                 tokio::time::Instant::now() < deadline,
-                "the health check of ordinal {ordinal} never ran; controller log:\n{}",
-                controller.log()
+                "the health check of ordinal {ordinal} never ran; {runner} log:\n{}",
+                log()
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    }
+
+    /// Forgets that ordinal `ordinal`'s check ran, to see it run again.
+    fn forget(&self, ordinal: i32) {
+        std::fs::remove_file(self.path("at", ordinal)).unwrap();
+    }
+
+    /// Whether a process of the check still runs (its command line names the gate's
+    /// directory).
+    fn check_running(&self) -> bool {
+        let dir = self.dir.path().display().to_string();
+        std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).contains(&dir))
+        })
     }
 
     pub(crate) fn release(&self, ordinals: impl IntoIterator<Item = i32>) {
@@ -76,8 +108,9 @@ fn when_scaled_delete() -> serde_json::Value {
     serde_json::json!({"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}})
 }
 
-/// A namespace of km-c with both members' kubeconfig Secrets, a set of three replicas in km-a,
-/// the observer, and the resource's spec (held by `gate`).
+/// A namespace of km-c with both members' kubeconfig Secrets, a set in km-a (three replicas
+/// unless [`Scene::with_replicas`] says), the observer, and the resource's spec (held by
+/// `gate`).
 pub(crate) struct Scene {
     pub(crate) c: Client,
     pub(crate) home: TestNamespace,
@@ -89,13 +122,18 @@ pub(crate) struct Scene {
 
 impl Scene {
     pub(crate) async fn new(prefix: &str) -> Scene {
+        Scene::with_replicas(prefix, 3).await
+    }
+
+    /// The same with a set of `replicas`.
+    pub(crate) async fn with_replicas(prefix: &str, replicas: i32) -> Scene {
         install_crds();
         let c = client(CONTEXT_C).await;
         let home = TestNamespace::create(&c, CONTEXT_C, prefix).await;
         kubeconfig_secret(&home.name, "a");
         kubeconfig_secret(&home.name, "b");
         let pair = Pair::new(prefix).await;
-        pair.create_set(3, &["data"], "OrderedReady", when_scaled_delete())
+        pair.create_set(replicas, &["data"], "OrderedReady", when_scaled_delete())
             .await;
         let before = pair.claims(false).await;
         let observer = SplitBrainObserver::start(pair.ns());
@@ -136,7 +174,7 @@ impl Scene {
     }
 
     /// `kubectl patch stsm NAME --type merge` of the spec, as a person or GitOps would.
-    fn patch(&self, name: &str, spec: serde_json::Value) {
+    pub(crate) fn patch(&self, name: &str, spec: serde_json::Value) {
         let patch = serde_json::json!({ "spec": spec }).to_string();
         let out = kubectl(&[
             "--context",
@@ -339,27 +377,104 @@ async fn a_migration_deleted_mid_way_stops_and_the_cli_resumes_or_rolls_it_back(
     scene.observer.assert_never_split();
 }
 
+/// SIGTERM while a health check hangs: the controller does not wait for the check (a Pod's
+/// grace period would end it with SIGKILL), it abandons it at a safe point and exits 0; the
+/// check is not recorded, so the CLI sees the migration resumable and the next run checks
+/// the ordinal again.
 #[tokio::test]
-async fn sigterm_mid_run_exits_cleanly_and_a_restarted_controller_completes() {
+async fn sigterm_abandons_a_hanging_health_check_and_the_next_run_checks_again() {
     let scene = Scene::new("ctl-term").await;
     let mut controller = Controller::start(&scene.home.name).await;
     scene.hold_at_ordinal_1("moving", &controller).await;
     controller.signal("TERM");
-    // The run stops once the ordinal being checked is done, and the process exits.
-    scene.gate.release([1]);
-    let exit = controller.exited_within(Duration::from_secs(60));
+    let exit = controller.exited_within(SHUTDOWN_LIMIT);
     let log = controller.log();
     assert!(exit.success(), "{exit:?}\n{log}");
+    assert!(
+        !scene.gate.check_running(),
+        "the abandoned health check outlived the controller"
+    );
     scene
         .wait_stopped("moving", "the controller is shutting down at a safe point")
         .await;
     assert_eq!(scene.replicas().await, (1, 2), "stopped mid-way");
 
-    // Another controller process finishes it.
-    scene.gate.release([0]);
+    // Ordinal 1 runs in km-b but was never verified: the CLI sees a migration to resume
+    // with that check.
+    let status = run(migrate(scene.pair.ns(), &["--status", "-o", "json"]));
+    assert!(status.status.success(), "{}", stderr(&status));
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    let journal = &report["journal"];
+    assert_eq!(
+        (
+            &journal["direction"],
+            &journal["verifiedBound"],
+            &journal["complete"]
+        ),
+        (&"forward".into(), &2.into(), &false.into()),
+        "{report}"
+    );
+    assert_eq!(report["nextStep"], "verify ordinal 1 in km-b", "{report}");
+    assert!(
+        report["leaseHolder"].is_null(),
+        "the Lease was kept: {report}"
+    );
+
+    // A restarted controller runs the check of ordinal 1 again and completes once it passes.
+    scene.gate.forget(1);
     let controller = Controller::start(&scene.home.name).await;
+    scene.gate.wait_checking(1, &controller).await;
+    scene.gate.release([1, 0]);
     let done = wait_condition(&scene.api(), "moving", "Ready", "True", LIMIT, &controller).await;
     assert_eq!(condition(&done, "Ready").reason, "Completed");
+    assert_moved(&scene.pair, &scene.before, 3).await;
+    scene.observer.assert_never_split();
+}
+
+/// Ctrl-C while the CLI's health check hangs: the same as the controller's SIGTERM. The run
+/// stops at once with exit 3 and the command that resumes it, which checks the ordinal again.
+#[tokio::test]
+async fn ctrl_c_abandons_a_hanging_health_check_of_the_cli() {
+    let scene = Scene::new("cli-check").await;
+    let check = scene.gate.command();
+    let log = scene.gate.dir.path().join("cli.log");
+    let mut cli = migrate(scene.pair.ns(), &["--yes", "--health-check", &check])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let said = || std::fs::read_to_string(&log).unwrap_or_default();
+    scene.gate.wait_checked_by(2, "the CLI's", said).await;
+    // SIGINT to the process alone, as `kill -INT` sends it: the check does not get it.
+    process::signal(&cli, "INT");
+    let exit = process::exit_within(&mut cli, SHUTDOWN_LIMIT, "SIGINT", said);
+    let err = said();
+    assert_eq!(exit.code(), Some(3), "{err}");
+    assert!(
+        err.contains("interrupted (Ctrl-C) at a safe point") && err.contains("Resume with:"),
+        "{err}"
+    );
+    assert!(
+        !scene.gate.check_running(),
+        "the abandoned health check outlived the CLI"
+    );
+    let status = run(migrate(scene.pair.ns(), &["--status", "-o", "json"]));
+    assert!(status.status.success(), "{}", stderr(&status));
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(report["journal"]["verifiedBound"], 3, "{report}");
+    assert_eq!(report["nextStep"], "verify ordinal 2 in km-b", "{report}");
+
+    scene.gate.forget(2);
+    scene.gate.release([2, 1, 0]);
+    let out = run(migrate(
+        scene.pair.ns(),
+        &["--yes", "--health-check", &check],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        scene.gate.checking(2),
+        "the resumed run did not check ordinal 2 again"
+    );
     assert_moved(&scene.pair, &scene.before, 3).await;
     scene.observer.assert_never_split();
 }

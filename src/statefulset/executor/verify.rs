@@ -8,9 +8,10 @@ use crate::statefulset::decide::verified_bound_after;
 use crate::statefulset::journal::Stored;
 use crate::statefulset::model::{Side, pod_name};
 use crate::statefulset::words;
+use rustix::process::{Pid, Signal};
 
 /// Runs `health_check` (not in a dry run) for `ordinals` on `side`, then records them as
-/// verified.
+/// verified. When the run stops meanwhile, the check is abandoned and nothing is recorded.
 pub async fn verify(
     w: &Writer,
     journal: &Journaling,
@@ -24,7 +25,11 @@ pub async fn verify(
         && !w.is_dry_run()
     {
         for k in ordinals {
-            run_health_check(w, interrupt, command, side, *k).await?;
+            if run_health_check(w, interrupt, command, side, *k).await? == Checked::Abandoned {
+                // Not recorded as verified: the next run checks them again. The loop stops at
+                // its safe point, as after a wait cut short.
+                return Ok(());
+            }
         }
     }
     journal
@@ -37,15 +42,43 @@ pub async fn verify(
         .await
 }
 
+/// How a health check ended, when it did not fail.
+#[derive(Debug, PartialEq, Eq)]
+enum Checked {
+    Passed,
+    /// The run is stopping (Ctrl-C, the controller's shutdown) and the check did not wait for
+    /// it: a check can hang for as long as it likes, and a stop must not.
+    Abandoned,
+}
+
+/// The check as it runs: a process group of its own, killed whole when the check is abandoned
+/// or its step dropped (its outcome is no longer used, and whatever the command started goes
+/// with it). A group of its own also keeps the terminal's Ctrl-C to us, which abandons it.
+struct Running(tokio::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // No id once it has been waited for: then it ended by itself.
+        let group = self.0.id().and_then(|id| Pid::from_raw(id as i32));
+        if let Some(group) = group {
+            let _ = rustix::process::kill_process_group(group, Signal::KILL);
+        }
+    }
+}
+
 async fn run_health_check(
     w: &Writer,
     interrupt: &Interrupt,
     command: &str,
     side: Side,
     k: i32,
-) -> Result<()> {
+) -> Result<Checked> {
     let sides = &w.sides;
-    let status = tokio::process::Command::new("sh")
+    let io_error = |source| Error::Io {
+        what: format!("run the health check `{command}`"),
+        source,
+    };
+    let child = tokio::process::Command::new("sh")
         .arg("-c")
         .arg(command)
         .env("ORDINAL", k.to_string())
@@ -55,24 +88,14 @@ async fn run_health_check(
         // stdout carries our data (-o json); the check's output goes to stderr.
         .stdout(std::process::Stdio::from(std::io::stderr()))
         .stdin(std::process::Stdio::null())
-        .status()
-        .await
-        .map_err(|source| Error::Io {
-            what: format!("run the health check `{command}`"),
-            source,
-        })?;
-    // The terminal's Ctrl-C reaches the check too; our own flag may not be set yet.
-    let interrupted = std::os::unix::process::ExitStatusExt::signal(&status) == Some(2);
-    if !status.success() && (interrupted || interrupt.is_set()) {
-        let why = if interrupted {
-            "interrupted (Ctrl-C)"
-        } else {
-            interrupt.reason()
-        };
-        return Err(Error::Cancelled(format!(
-            "{why} during the health check of ordinal {k}"
-        )));
-    }
+        .process_group(0)
+        .spawn()
+        .map_err(io_error)?;
+    let mut running = Running(child);
+    let status = tokio::select! {
+        status = running.0.wait() => status.map_err(io_error)?,
+        () = interrupt.wait() => return Ok(Checked::Abandoned),
+    };
     if !status.success() {
         return Err(Error::Failed {
             message: format!(
@@ -82,5 +105,5 @@ async fn run_health_check(
             ),
         });
     }
-    Ok(())
+    Ok(Checked::Passed)
 }
