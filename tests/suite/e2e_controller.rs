@@ -92,6 +92,12 @@ impl Controller {
         self.child.wait().unwrap()
     }
 
+    /// SIGKILL (`kill -9`): no shutdown of any kind; the exit status.
+    pub(crate) fn kill(&mut self) -> std::process::ExitStatus {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap()
+    }
+
     /// Sends the process `signal` (a name as `kill -s` takes it).
     pub(crate) fn signal(&self, signal: &str) {
         process::signal(&self.child, signal);

@@ -15,6 +15,7 @@ mod e2e_controller;
 mod e2e_controller_cli;
 mod e2e_controller_compat;
 mod e2e_controller_gates;
+mod e2e_controller_kill;
 mod e2e_controller_leader;
 mod e2e_controller_rbac;
 mod e2e_failure_policy_check;

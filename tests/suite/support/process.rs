@@ -60,3 +60,34 @@ pub fn exit_within(
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Random points (when to kill a process) from a seed that is printed, so that a failure can
+/// be replayed: `KM_KILL_SEED=<seed>` draws the same points again.
+pub struct KillPoints {
+    state: u64,
+}
+
+impl KillPoints {
+    /// Seeded from `KM_KILL_SEED`, else from the clock; says the seed on stderr.
+    pub fn seeded() -> KillPoints {
+        let seed = std::env::var("KM_KILL_SEED")
+            .ok()
+            .map(|s| s.parse().expect("KM_KILL_SEED is a number"))
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        eprintln!("random kill seed: {seed} (KM_KILL_SEED={seed} replays it)");
+        KillPoints { state: seed | 1 }
+    }
+
+    /// A number in `low..=high` (xorshift: enough to spread points, and the same for a seed).
+    pub fn between(&mut self, low: u64, high: u64) -> u64 {
+        self.state ^= self.state << 13;
+        self.state ^= self.state >> 7;
+        self.state ^= self.state << 17;
+        low + self.state % (high - low + 1)
+    }
+}

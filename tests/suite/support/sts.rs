@@ -358,23 +358,14 @@ pub fn migrate_to(ns: &str, to_context: &str, args: &[&str]) -> Command {
 /// Starts `kubectl migrate statefulset web ARGS` `runs` times and SIGKILLs each run between 20
 /// and 400 ms in, at points drawn from a seed that is printed (to replay a failure).
 pub fn kill_at_random_points(ns: &str, args: &[&str], runs: usize) {
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64;
-    eprintln!("random kill seed: {seed}");
-    let mut state = seed | 1;
+    let mut points = super::process::KillPoints::seeded();
     for _ in 0..runs {
-        // xorshift
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
         let mut child = migrate(ns, args)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(20 + state % 380));
+        std::thread::sleep(Duration::from_millis(points.between(20, 399)));
         let _ = child.kill();
         child.wait().unwrap();
     }
@@ -417,8 +408,60 @@ pub fn state_dir() -> PathBuf {
 pub struct SplitBrainObserver {
     pods: Arc<Mutex<BTreeMap<String, PodLife>>>,
     events: Arc<Mutex<usize>>,
+    watches: WatchThread,
+}
+
+/// Watches on a thread and runtime of their own: the tests run the plugin with blocking calls,
+/// which would starve watches on the test's runtime exactly while the migration runs. They
+/// run until [`WatchThread::stop`], or end on their own once it is dropped.
+pub struct WatchThread {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl WatchThread {
+    /// Runs the tasks that `spawn` starts, and returns once `lists` of them have said on the
+    /// sender it gets that their first list is done (`what` names them when they do not).
+    pub fn start<F, Fut>(what: &str, lists: usize, spawn: F) -> WatchThread
+    where
+        F: FnOnce(std::sync::mpsc::Sender<()>) -> Fut + Send + 'static,
+        Fut: Future<Output = Vec<tokio::task::JoinHandle<()>>>,
+    {
+        let (listed, lists_done) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let tasks = spawn(listed).await;
+                let _ = stopped.await;
+                for task in tasks {
+                    task.abort();
+                }
+            });
+        });
+        for _ in 0..lists {
+            lists_done
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|_| panic!("{what} did not start"));
+        }
+        WatchThread {
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Ends the watches; what they saw is all in.
+    pub fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("the watch thread ended cleanly");
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -525,45 +568,27 @@ impl SplitBrainObserver {
     pub fn start_to(ns: &str, destination: &str) -> SplitBrainObserver {
         let pods: Arc<Mutex<BTreeMap<String, PodLife>>> = Arc::default();
         let events: Arc<Mutex<usize>> = Arc::default();
-        let (ready, listed) = std::sync::mpsc::channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn({
-            let (pods, events, ns) = (pods.clone(), events.clone(), ns.to_string());
-            let destination = destination.to_string();
-            move || {
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                runtime.block_on(async move {
-                    let mut tasks = Vec::new();
-                    for (side, context) in [CONTEXT_A, &destination].into_iter().enumerate() {
-                        let api = Api::<Pod>::namespaced(client(context).await, &ns);
-                        tasks.push(tokio::spawn(watch_side(
-                            side,
-                            api,
-                            pods.clone(),
-                            events.clone(),
-                            ready.clone(),
-                        )));
-                    }
-                    let _ = stopped.await;
-                    for task in tasks {
-                        task.abort();
-                    }
-                });
+        let (watched, counted, ns) = (pods.clone(), events.clone(), ns.to_string());
+        let destination = destination.to_string();
+        let what = "the split-brain observer's watches";
+        let watches = WatchThread::start(what, 2, move |ready| async move {
+            let mut tasks = Vec::new();
+            for (side, context) in [CONTEXT_A, &destination].into_iter().enumerate() {
+                let api = Api::<Pod>::namespaced(client(context).await, &ns);
+                tasks.push(tokio::spawn(watch_side(
+                    side,
+                    api,
+                    watched.clone(),
+                    counted.clone(),
+                    ready.clone(),
+                )));
             }
+            tasks
         });
-        for _ in 0..2 {
-            listed
-                .recv_timeout(Duration::from_secs(60))
-                .expect("the split-brain observer's watches did not start");
-        }
         SplitBrainObserver {
             pods,
             events,
-            stop: Some(stop),
-            thread: Some(thread),
+            watches,
         }
     }
 
@@ -589,12 +614,7 @@ impl SplitBrainObserver {
     /// Stops watching; panics if any ordinal had pods in both clusters at once, or if nothing
     /// was seen at all.
     pub fn assert_never_split(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            thread.join().expect("the observer thread ended cleanly");
-        }
+        self.watches.stop();
         let seen = *self.events.lock().unwrap();
         assert!(seen > 0, "the observer saw no pod events at all");
         let pods = self.pods.lock().unwrap();
