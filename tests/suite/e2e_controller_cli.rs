@@ -6,9 +6,10 @@ use crate::support;
 use kube::Api;
 use kubectl_migrate::controller::api::{Phase, StatefulSetMigration};
 
-use crate::e2e_controller::{Controller, install_crds, kubeconfig_secret, kubectl_with_input};
+use crate::e2e_controller::{Controller, install_crds, kubectl_with_input};
+use crate::e2e_controller_gates::Scene;
 use support::pty::{Spawn, Term};
-use support::sts::{Pair, SplitBrainObserver, assert_moved, assert_rolled_back, plugin};
+use support::sts::{Pair, assert_moved, assert_rolled_back, plugin};
 use support::{CONTEXT_C, TestNamespace, client, poll_until};
 
 const WAIT: std::time::Duration = std::time::Duration::from_secs(180);
@@ -42,18 +43,14 @@ fn text(bytes: &[u8]) -> String {
 
 #[tokio::test]
 async fn the_cli_hands_the_run_to_the_controller_and_follows_it_both_ways() {
-    install_crds();
-    let c = client(CONTEXT_C).await;
-    let home = TestNamespace::create(&c, CONTEXT_C, "ctl-cli").await;
-    kubeconfig_secret(&home.name, "a");
-    kubeconfig_secret(&home.name, "b");
-    let pair = Pair::new("ctl-cli").await;
-    // A retention policy of its own, which the rollback must give back (assert_rolled_back).
-    let retention = serde_json::json!({"persistentVolumeClaimRetentionPolicy": {"whenScaled": "Delete", "whenDeleted": "Retain"}});
-    pair.create_set(2, &["data"], "OrderedReady", retention)
-        .await;
-    let before = pair.claims(false).await;
-    let observer = SplitBrainObserver::start(pair.ns());
+    let Scene {
+        c,
+        home,
+        pair,
+        before,
+        observer,
+        ..
+    } = Scene::with_replicas("ctl-cli", 2).await;
     let controller = Controller::start(&home.name).await;
 
     let out = in_cluster(pair.ns(), &home.name, &["--yes"]);
@@ -187,16 +184,14 @@ async fn refusals_write_nothing_and_the_dry_run_prints_what_the_server_accepts()
 /// that follows again) while the controller completes the migration.
 #[tokio::test]
 async fn on_a_terminal_it_asks_follows_and_ctrl_c_stops_only_the_following() {
-    install_crds();
-    let c = client(CONTEXT_C).await;
-    let home = TestNamespace::create(&c, CONTEXT_C, "ctl-cli-pty").await;
-    kubeconfig_secret(&home.name, "a");
-    kubeconfig_secret(&home.name, "b");
-    let pair = Pair::new("ctl-cli-pty").await;
-    pair.create_set(2, &["data"], "OrderedReady", serde_json::json!({}))
-        .await;
-    let before = pair.claims(false).await;
-    let observer = SplitBrainObserver::start(pair.ns());
+    let Scene {
+        c,
+        home,
+        pair,
+        before,
+        observer,
+        ..
+    } = Scene::with_replicas("ctl-cli-pty", 2).await;
     let _controller = Controller::start(&home.name).await;
 
     let (ns, home_ns) = (pair.ns().to_string(), home.name.clone());
