@@ -16,8 +16,8 @@ use serde_json::Value;
 // refines them, does not depend on the diff.
 pub use super::finding::{Change, Class, Finding};
 use super::model::{
-    AdditionalProperties, ApiDef, Schema, SchemaNode, VersionDef, same_schema, short, shorten,
-    version_priority,
+    AdditionalProperties, ApiDef, RareKeywords, Schema, SchemaNode, VersionDef, same_schema, short,
+    shorten, version_priority,
 };
 use super::pattern::{self, Comparison};
 
@@ -1156,13 +1156,13 @@ fn junctions(s: &Schema) -> Option<String> {
     if s.all_of.is_empty() && s.any_of.is_empty() && s.one_of.is_empty() && s.not.is_none() {
         return None;
     }
-    let j = SchemaNode {
+    let j = SchemaNode::from(RareKeywords {
         all_of: s.all_of.clone(),
         any_of: s.any_of.clone(),
         one_of: s.one_of.clone(),
         not: s.not.clone(),
-        ..SchemaNode::default()
-    };
+        ..RareKeywords::default()
+    });
     Some(serde_json::to_string(&j).expect("a schema is JSON"))
 }
 

@@ -12,7 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::model::{
-    AdditionalProperties, ApiDef, CelRule, Schema, SchemaNode, same_schema, version_priority,
+    AdditionalProperties, ApiDef, CelRule, RareKeywords, Schema, SchemaNode, same_schema,
+    version_priority,
 };
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -723,10 +724,12 @@ impl LcdWalk<'_> {
         if out.list_type.as_deref() != Some("map") {
             return;
         }
-        let Some(items) = out.items.as_mut() else {
+        // Both are the node's own fields; the keys are read through its rare keywords.
+        let SchemaNode { items, rare, .. } = out;
+        let Some(items) = items.as_mut() else {
             return;
         };
-        for key in &out.list_map_keys {
+        for key in &rare.list_map_keys {
             if items
                 .properties
                 .get(key)
@@ -973,29 +976,29 @@ fn merge_value_validations(nodes: &[&Schema], out: &mut SchemaNode) {
     let mut patterns = narrowest(patterns).into_iter();
     out.pattern = patterns.next().cloned();
     extra.extend(patterns.map(|p| {
-        SchemaNode {
+        SchemaNode::from(RareKeywords {
             pattern: Some(p.clone()),
-            ..SchemaNode::default()
-        }
+            ..RareKeywords::default()
+        })
         .into()
     }));
     let formats: BTreeSet<&String> = nodes.iter().filter_map(|n| n.format.as_ref()).collect();
     let mut formats = formats.into_iter();
     out.format = formats.next().cloned();
     extra.extend(formats.map(|f| {
-        SchemaNode {
+        SchemaNode::from(RareKeywords {
             format: Some(f.clone()),
-            ..SchemaNode::default()
-        }
+            ..RareKeywords::default()
+        })
         .into()
     }));
     let mut multiples = coarsest_steps(nodes).into_iter();
     out.multiple_of = multiples.next();
     extra.extend(multiples.map(|m| {
-        SchemaNode {
+        SchemaNode::from(RareKeywords {
             multiple_of: Some(m),
-            ..SchemaNode::default()
-        }
+            ..RareKeywords::default()
+        })
         .into()
     }));
     let mut junctions: Vec<Schema> = Vec::new();
@@ -1003,28 +1006,28 @@ fn merge_value_validations(nodes: &[&Schema], out: &mut SchemaNode) {
         junctions.extend(n.all_of.iter().cloned());
         if !n.any_of.is_empty() {
             junctions.push(
-                SchemaNode {
+                SchemaNode::from(RareKeywords {
                     any_of: n.any_of.clone(),
-                    ..SchemaNode::default()
-                }
+                    ..RareKeywords::default()
+                })
                 .into(),
             );
         }
         if !n.one_of.is_empty() {
             junctions.push(
-                SchemaNode {
+                SchemaNode::from(RareKeywords {
                     one_of: n.one_of.clone(),
-                    ..SchemaNode::default()
-                }
+                    ..RareKeywords::default()
+                })
                 .into(),
             );
         }
         if let Some(not) = &n.not {
             junctions.push(
-                SchemaNode {
+                SchemaNode::from(RareKeywords {
                     not: Some(not.clone()),
-                    ..SchemaNode::default()
-                }
+                    ..RareKeywords::default()
+                })
                 .into(),
             );
         }

@@ -12,8 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-/// One node of a (structural) schema, behind a shared pointer. A node's fields take some 600
-/// bytes, mostly empty options; this way a node moves as a pointer, a map of properties (whose
+/// One node of a (structural) schema, behind a shared pointer. This way a node moves as a pointer, a map of properties (whose
 /// B-tree leaves hold eleven values each) holds pointers instead of eleven nodes, and a copy
 /// (the LCD keeps what all sources have alike; its manifest shares the LCD's schemas) shares
 /// the node instead of copying its whole subtree. Changing a shared node copies that node, not
@@ -28,8 +27,7 @@ struct Shared {
     /// [`Schema::defaulted_properties`]: the validator defaults every object it checks, and a
     /// witness search checks thousands against the same schema, whose objects may have
     /// hundreds of thousands of properties; scanning them all for defaults each time made the
-    /// search quadratic. Boxed, so that a node with its counts stays within 640 bytes, the
-    /// allocator's size class (the next one is 768: 20% more memory for every node).
+    /// search quadratic. Boxed: most nodes have no properties to work it out for.
     defaulted: std::sync::OnceLock<Box<DefaultedNames>>,
 }
 
@@ -54,8 +52,10 @@ impl std::ops::DerefMut for Schema {
     }
 }
 
+/// A node written field by field may have given its rare keywords a box they no longer need.
 impl From<SchemaNode> for Schema {
-    fn from(node: SchemaNode) -> Schema {
+    fn from(mut node: SchemaNode) -> Schema {
+        node.rare.compact();
         Schema(std::sync::Arc::new(Shared {
             node,
             defaulted: std::sync::OnceLock::new(),
@@ -110,143 +110,315 @@ impl<'de> Deserialize<'de> for Schema {
 /// `$schema`), except `example`, whose change is reported. Empty and false keywords are not
 /// written.
 ///
-/// The fields are declared in the order of their names: serde writes them in declaration order,
-/// and so writes the members sorted, as a `serde_json` map has them (kubectl's output, and this
-/// tool's before, are compared against that).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+/// Most nodes of a real schema have a type, a description and perhaps properties and little
+/// else, so those are kept here and every other keyword in [`RareKeywords`], boxed and only
+/// where a node has one: a node takes 112 bytes instead of some 600 (a CRD of 300,000
+/// properties took 200 MB per source). The rare keywords read as the node's own fields
+/// (`node.maximum`), through `Deref`; writing one gives the node its box.
+///
+/// The JSON and packed forms are written and read by [`keywords!`], one line per keyword.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SchemaNode {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_properties: Option<AdditionalProperties>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub all_of: Vec<Schema>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub any_of: Vec<Schema>,
-    /// `default: null` is a default too.
-    #[serde(skip_serializing_if = "Option::is_none", deserialize_with = "present")]
-    pub default: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
-    pub enum_values: Option<Vec<Value>>,
-    /// Informational: a change is reported, never judged (boxed: most nodes have none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub example: Option<Box<Value>>,
-    #[serde(skip_serializing_if = "is_false")]
-    pub exclusive_maximum: bool,
-    #[serde(skip_serializing_if = "is_false")]
-    pub exclusive_minimum: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub format: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<Schema>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_length: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_properties: Option<u64>,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "integral_as_integer"
-    )]
-    pub maximum: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_items: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_length: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub min_properties: Option<u64>,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "integral_as_integer"
-    )]
-    pub minimum: Option<f64>,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "integral_as_integer"
-    )]
-    pub multiple_of: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub not: Option<Schema>,
-    #[serde(skip_serializing_if = "is_false")]
     pub nullable: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub one_of: Vec<Schema>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub properties: BTreeMap<String, Schema>,
-    /// Sorted and without duplicates.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub required: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
     /// `object`, `array`, `string`, `integer`, `number` or `boolean`; `None` for int-or-string,
     /// for a node that only preserves unknown fields, and inside value validations.
-    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<String>,
-    #[serde(skip_serializing_if = "is_false")]
-    pub unique_items: bool,
-    #[serde(
-        rename = "x-kubernetes-embedded-resource",
-        skip_serializing_if = "is_false"
-    )]
-    pub embedded_resource: bool,
-    #[serde(
-        rename = "x-kubernetes-int-or-string",
-        skip_serializing_if = "is_false"
-    )]
     pub int_or_string: bool,
-    #[serde(
-        rename = "x-kubernetes-list-map-keys",
-        skip_serializing_if = "Vec::is_empty"
-    )]
-    pub list_map_keys: Vec<String>,
-    #[serde(
-        rename = "x-kubernetes-list-type",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub list_type: Option<String>,
-    #[serde(
-        rename = "x-kubernetes-map-type",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub map_type: Option<String>,
-    #[serde(
-        rename = "x-kubernetes-preserve-unknown-fields",
-        skip_serializing_if = "is_false"
-    )]
     pub preserve_unknown_fields: bool,
-    #[serde(
-        rename = "x-kubernetes-validations",
-        skip_serializing_if = "Vec::is_empty"
-    )]
+    /// The other keywords.
+    pub rare: Rare,
+}
+
+/// The keywords most nodes lack (see [`SchemaNode`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RareKeywords {
+    pub all_of: Vec<Schema>,
+    pub any_of: Vec<Schema>,
+    /// `default: null` is a default too.
+    pub default: Option<Value>,
+    pub enum_values: Option<Vec<Value>>,
+    /// Informational: a change is reported, never judged.
+    pub example: Option<Box<Value>>,
+    pub exclusive_maximum: bool,
+    pub exclusive_minimum: bool,
+    pub format: Option<String>,
+    pub max_items: Option<u64>,
+    pub max_length: Option<u64>,
+    pub max_properties: Option<u64>,
+    pub maximum: Option<f64>,
+    pub min_items: Option<u64>,
+    pub min_length: Option<u64>,
+    pub min_properties: Option<u64>,
+    pub minimum: Option<f64>,
+    pub multiple_of: Option<f64>,
+    pub not: Option<Schema>,
+    pub one_of: Vec<Schema>,
+    pub pattern: Option<String>,
+    /// Sorted and without duplicates.
+    pub required: Vec<String>,
+    pub title: Option<String>,
+    pub unique_items: bool,
+    pub embedded_resource: bool,
+    pub list_map_keys: Vec<String>,
+    pub list_type: Option<String>,
+    pub map_type: Option<String>,
     pub validations: Vec<CelRule>,
     /// Other `x-kubernetes-*` extensions (patch strategy, merge key, ...; in OpenAPI documents
     /// any `x-*`): informational only, written back as they were read.
-    #[serde(flatten)]
     pub extensions: BTreeMap<String, Value>,
 }
 
-fn is_false(flag: &bool) -> bool {
-    !flag
+/// A node's [`RareKeywords`]: none (all empty) until one is written.
+#[derive(Clone, Default)]
+pub struct Rare(Option<Box<RareKeywords>>);
+
+impl Rare {
+    /// Gives the box back where every keyword in it is empty again.
+    fn compact(&mut self) {
+        if self
+            .0
+            .as_deref()
+            .is_some_and(|k| *k == RareKeywords::default())
+        {
+            self.0 = None;
+        }
+    }
 }
 
-/// A member that is there, `null` included (a plain `Option` reads `null` as absent).
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
+impl std::ops::Deref for Rare {
+    type Target = RareKeywords;
+    fn deref(&self) -> &RareKeywords {
+        static NONE: std::sync::LazyLock<RareKeywords> =
+            std::sync::LazyLock::new(RareKeywords::default);
+        self.0.as_deref().unwrap_or(&NONE)
+    }
 }
 
-/// Bounds are kept as `f64`; integral ones are written as integers (`maximum: 10`, not `10.0`),
-/// as [`number_value`] shows them.
-fn integral_as_integer<S: Serializer>(
-    bound: &Option<f64>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match bound {
-        Some(v) => number_value(*v).serialize(serializer),
-        None => serializer.serialize_none(),
+impl std::ops::DerefMut for Rare {
+    fn deref_mut(&mut self) -> &mut RareKeywords {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+/// Equal by the keywords: an empty box is no box.
+impl PartialEq for Rare {
+    fn eq(&self, other: &Rare) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Rare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        (**self).fmt(f)
+    }
+}
+
+impl From<RareKeywords> for Rare {
+    fn from(keywords: RareKeywords) -> Rare {
+        let mut rare = Rare(Some(Box::new(keywords)));
+        rare.compact();
+        rare
+    }
+}
+
+/// A node with only rare keywords (value validations inside junctions, mostly).
+impl From<RareKeywords> for SchemaNode {
+    fn from(keywords: RareKeywords) -> SchemaNode {
+        SchemaNode {
+            rare: keywords.into(),
+            ..SchemaNode::default()
+        }
+    }
+}
+
+impl std::ops::Deref for SchemaNode {
+    type Target = RareKeywords;
+    fn deref(&self) -> &RareKeywords {
+        &self.rare
+    }
+}
+
+impl std::ops::DerefMut for SchemaNode {
+    fn deref_mut(&mut self) -> &mut RareKeywords {
+        &mut self.rare
+    }
+}
+
+/// Whether a keyword is empty, and so not written.
+trait Empty {
+    fn is_empty(&self) -> bool;
+}
+
+impl<T> Empty for Option<T> {
+    fn is_empty(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl<T> Empty for Vec<T> {
+    fn is_empty(&self) -> bool {
+        Vec::is_empty(self)
+    }
+}
+
+impl<K, V> Empty for BTreeMap<K, V> {
+    fn is_empty(&self) -> bool {
+        BTreeMap::is_empty(self)
+    }
+}
+
+impl Empty for bool {
+    fn is_empty(&self) -> bool {
+        !self
+    }
+}
+
+/// How a keyword's value is written (`bound`: integral bounds as integers, `maximum: 10`, not
+/// `10.0`, as [`number_value`] shows them) and read (`present`: `default: null` is a default,
+/// where a plain `Option` reads `null` as absent).
+macro_rules! keyword_out {
+    (plain, $value:expr) => {
+        $value
+    };
+    (present, $value:expr) => {
+        $value
+    };
+    (bound, $value:expr) => {
+        &$value.map(number_value)
+    };
+}
+
+macro_rules! keyword_in {
+    (plain, $members:expr) => {
+        $members.next_value()?
+    };
+    (bound, $members:expr) => {
+        $members.next_value()?
+    };
+    (present, $members:expr) => {
+        Some($members.next_value::<Value>()?)
+    };
+}
+
+/// The keywords as they are written and read, one line each, in the order of their names:
+/// written in this order, a node's members come sorted, as a `serde_json` map has them
+/// (kubectl's output, and this tool's before, are compared against that). Other members are
+/// the extensions, written after them. The same code writes and reads the packed form
+/// ([`super::stored`]).
+macro_rules! keywords {
+    ($($name:literal => $field:ident $how:ident,)*) => {
+        impl Serialize for SchemaNode {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut members = serializer.serialize_map(None)?;
+                $(
+                    if !Empty::is_empty(&self.$field) {
+                        members.serialize_entry($name, keyword_out!($how, &self.$field))?;
+                    }
+                )*
+                for (name, value) in &self.extensions {
+                    members.serialize_entry(name, value)?;
+                }
+                members.end()
+            }
+        }
+
+        impl<'de> Deserialize<'de> for SchemaNode {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<SchemaNode, D::Error> {
+                struct Members;
+                impl<'de> serde::de::Visitor<'de> for Members {
+                    type Value = SchemaNode;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a schema")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut members: A,
+                    ) -> Result<SchemaNode, A::Error> {
+                        let mut node = SchemaNode::default();
+                        while let Some(Name(name)) = members.next_key::<Name<'de>>()? {
+                            match &*name {
+                                $($name => node.$field = keyword_in!($how, members),)*
+                                _ => {
+                                    node.extensions.insert(name.into_owned(), members.next_value()?);
+                                }
+                            }
+                        }
+                        node.rare.compact();
+                        Ok(node)
+                    }
+                }
+                deserializer.deserialize_map(Members)
+            }
+        }
+    };
+}
+
+keywords! {
+    "additionalProperties" => additional_properties plain,
+    "allOf" => all_of plain,
+    "anyOf" => any_of plain,
+    "default" => default present,
+    "description" => description plain,
+    "enum" => enum_values plain,
+    "example" => example plain,
+    "exclusiveMaximum" => exclusive_maximum plain,
+    "exclusiveMinimum" => exclusive_minimum plain,
+    "format" => format plain,
+    "items" => items plain,
+    "maxItems" => max_items plain,
+    "maxLength" => max_length plain,
+    "maxProperties" => max_properties plain,
+    "maximum" => maximum bound,
+    "minItems" => min_items plain,
+    "minLength" => min_length plain,
+    "minProperties" => min_properties plain,
+    "minimum" => minimum bound,
+    "multipleOf" => multiple_of bound,
+    "not" => not plain,
+    "nullable" => nullable plain,
+    "oneOf" => one_of plain,
+    "pattern" => pattern plain,
+    "properties" => properties plain,
+    "required" => required plain,
+    "title" => title plain,
+    "type" => type_ plain,
+    "uniqueItems" => unique_items plain,
+    "x-kubernetes-embedded-resource" => embedded_resource plain,
+    "x-kubernetes-int-or-string" => int_or_string plain,
+    "x-kubernetes-list-map-keys" => list_map_keys plain,
+    "x-kubernetes-list-type" => list_type plain,
+    "x-kubernetes-map-type" => map_type plain,
+    "x-kubernetes-preserve-unknown-fields" => preserve_unknown_fields plain,
+    "x-kubernetes-validations" => validations plain,
+}
+
+/// A member's name, borrowed from the input where it can be.
+struct Name<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Name<'de>, D::Error> {
+        struct Text;
+        impl<'de> serde::de::Visitor<'de> for Text {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a member's name")
+            }
+            fn visit_borrowed_str<E>(self, name: &'de str) -> Result<Name<'de>, E> {
+                Ok(Name(std::borrow::Cow::Borrowed(name)))
+            }
+            fn visit_str<E>(self, name: &str) -> Result<Name<'de>, E> {
+                Ok(Name(std::borrow::Cow::Owned(name.to_string())))
+            }
+            fn visit_string<E>(self, name: String) -> Result<Name<'de>, E> {
+                Ok(Name(std::borrow::Cow::Owned(name)))
+            }
+        }
+        deserializer.deserialize_str(Text)
     }
 }
 

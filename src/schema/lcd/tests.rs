@@ -11,7 +11,7 @@ use crate::schema::load::{
     Selection, apis_from_documents, crd_from_spec_text, crd_from_value, parse_documents,
     stored_apis_from_documents,
 };
-use crate::schema::model::{ApiDef, Schema, SchemaNode, to_json};
+use crate::schema::model::{ApiDef, RareKeywords, Schema, SchemaNode, to_json};
 use crate::schema::parse::parse_crd_schema;
 use crate::schema::validate::validate_object;
 
@@ -1067,12 +1067,16 @@ mod properties {
         )
             .prop_map(|(values, max, min, pattern, nullable)| {
                 SchemaNode {
-                    enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
-                    // Never below the minimum: the base schemas accept something.
-                    max_length: max.map(|m| m + 1 + min.unwrap_or(0)),
-                    min_length: min,
-                    pattern: pattern.map(String::from),
                     nullable,
+                    rare: RareKeywords {
+                        enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
+                        // Never below the minimum: the base schemas accept something.
+                        max_length: max.map(|m| m + 1 + min.unwrap_or(0)),
+                        min_length: min,
+                        pattern: pattern.map(String::from),
+                        ..RareKeywords::default()
+                    }
+                    .into(),
                     ..typed("string")
                 }
                 .into()
@@ -1089,14 +1093,18 @@ mod properties {
         )
             .prop_map(|(values, min, max, step, nullable)| {
                 SchemaNode {
-                    enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
-                    minimum: min.map(|m| m.0 as f64),
-                    exclusive_minimum: min.is_some_and(|m| m.1),
-                    // At least two above the minimum, so integers remain between exclusive bounds.
-                    maximum: max.map(|m| (m.0 + min.map_or(-2, |m| m.0)) as f64),
-                    exclusive_maximum: max.is_some_and(|m| m.1),
-                    multiple_of: step,
                     nullable,
+                    rare: RareKeywords {
+                        enum_values: values.map(|v| v.into_iter().map(Value::from).collect()),
+                        minimum: min.map(|m| m.0 as f64),
+                        exclusive_minimum: min.is_some_and(|m| m.1),
+                        // At least two above the minimum, so integers remain between exclusive bounds.
+                        maximum: max.map(|m| (m.0 + min.map_or(-2, |m| m.0)) as f64),
+                        exclusive_maximum: max.is_some_and(|m| m.1),
+                        multiple_of: step,
+                        ..RareKeywords::default()
+                    }
+                    .into(),
                     ..typed("integer")
                 }
                 .into()
@@ -1111,11 +1119,15 @@ mod properties {
         )
             .prop_map(|(min, max, nullable)| {
                 SchemaNode {
-                    minimum: min.map(|m| m.0),
-                    exclusive_minimum: min.is_some_and(|m| m.1),
-                    maximum: max.map(|m| m.0),
-                    exclusive_maximum: max.is_some_and(|m| m.1),
                     nullable,
+                    rare: RareKeywords {
+                        minimum: min.map(|m| m.0),
+                        exclusive_minimum: min.is_some_and(|m| m.1),
+                        maximum: max.map(|m| m.0),
+                        exclusive_maximum: max.is_some_and(|m| m.1),
+                        ..RareKeywords::default()
+                    }
+                    .into(),
                     ..typed("number")
                 }
                 .into()
@@ -1174,11 +1186,15 @@ mod properties {
                     .collect();
                 SchemaNode {
                     properties,
-                    required,
                     preserve_unknown_fields: preserve,
                     nullable,
-                    min_properties: min,
-                    max_properties: max,
+                    rare: RareKeywords {
+                        required,
+                        min_properties: min,
+                        max_properties: max,
+                        ..RareKeywords::default()
+                    }
+                    .into(),
                     ..typed("object")
                 }
                 .into()
@@ -1200,9 +1216,13 @@ mod properties {
             .prop_map(|(items, list_type, (min, max))| {
                 SchemaNode {
                     items: Some(items),
-                    list_type: list_type.map(String::from),
-                    min_items: min,
-                    max_items: max,
+                    rare: RareKeywords {
+                        list_type: list_type.map(String::from),
+                        min_items: min,
+                        max_items: max,
+                        ..RareKeywords::default()
+                    }
+                    .into(),
                     ..typed("array")
                 }
                 .into()
@@ -1224,10 +1244,14 @@ mod properties {
                 }
                 SchemaNode {
                     items: Some(items),
-                    list_type: list_type.map(String::from),
-                    list_map_keys,
-                    min_items: min,
-                    max_items: max,
+                    rare: RareKeywords {
+                        list_type: list_type.map(String::from),
+                        list_map_keys,
+                        min_items: min,
+                        max_items: max,
+                        ..RareKeywords::default()
+                    }
+                    .into(),
                     ..typed("array")
                 }
                 .into()
@@ -1243,7 +1267,11 @@ mod properties {
             .prop_map(|(values, max)| {
                 SchemaNode {
                     additional_properties: Some(AdditionalProperties::Schema(values)),
-                    max_properties: max,
+                    rare: RareKeywords {
+                        max_properties: max,
+                        ..RareKeywords::default()
+                    }
+                    .into(),
                     ..typed("object")
                 }
                 .into()

@@ -18,7 +18,7 @@ fn versions_sort_like_kubernetes() {
 }
 
 /// A node with every keyword set, each to a value the parser keeps as it is (a lower bound of 0,
-/// for one, it drops). A struct literal without `..`: a keyword added to the model does not
+/// for one, it drops). Struct literals without `..`: a keyword added to the model does not
 /// compile here until it has a value, and the tests below then take it through every form.
 pub(crate) fn every_keyword() -> Schema {
     let rule = |n: u64| CelRule {
@@ -32,7 +32,11 @@ pub(crate) fn every_keyword() -> Schema {
     let leaf = |n: u64| -> Schema {
         SchemaNode {
             type_: Some("integer".into()),
-            minimum: Some(n as f64),
+            rare: RareKeywords {
+                minimum: Some(n as f64),
+                ..RareKeywords::default()
+            }
+            .into(),
             ..SchemaNode::default()
         }
         .into()
@@ -40,7 +44,11 @@ pub(crate) fn every_keyword() -> Schema {
     // Inside allOf, anyOf, oneOf and not a CRD allows value validations only.
     let check = |n: u64| -> Schema {
         SchemaNode {
-            minimum: Some(n as f64),
+            rare: RareKeywords {
+                minimum: Some(n as f64),
+                ..RareKeywords::default()
+            }
+            .into(),
             ..SchemaNode::default()
         }
         .into()
@@ -48,41 +56,44 @@ pub(crate) fn every_keyword() -> Schema {
     SchemaNode {
         type_: Some("object".into()),
         int_or_string: true,
-        format: Some("date-time".into()),
-        title: Some("t".into()),
         description: Some("d\nmore \"quoted\"".into()),
-        default: Some(json!({"a": [1, -2, 0.5, null, true, "s"]})),
         nullable: true,
-        enum_values: Some(vec![json!("a"), json!(2), json!(null)]),
-        example: Some(Box::new(json!({"e": [1.5]}))),
-        pattern: Some("^a+$".into()),
-        max_length: Some(u64::MAX),
-        min_length: Some(1),
-        maximum: Some(-0.0),
-        exclusive_maximum: true,
-        minimum: Some(1.5),
-        exclusive_minimum: true,
-        multiple_of: Some(0.25),
-        max_items: Some(7),
-        min_items: Some(2),
-        unique_items: true,
-        max_properties: Some(9),
-        min_properties: Some(300),
-        required: vec!["a".into(), "b".into()],
         properties: BTreeMap::from([("a".into(), leaf(1)), ("b".into(), leaf(2))]),
         additional_properties: Some(AdditionalProperties::Schema(leaf(3))),
         items: Some(leaf(4)),
         preserve_unknown_fields: true,
-        embedded_resource: true,
-        list_type: Some("map".into()),
-        list_map_keys: vec!["name".into()],
-        map_type: Some("granular".into()),
-        validations: vec![rule(1), rule(2)],
-        all_of: vec![check(5)],
-        any_of: vec![check(6), check(7)],
-        one_of: vec![check(8)],
-        not: Some(check(9)),
-        extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
+        rare: RareKeywords {
+            format: Some("date-time".into()),
+            title: Some("t".into()),
+            default: Some(json!({"a": [1, -2, 0.5, null, true, "s"]})),
+            enum_values: Some(vec![json!("a"), json!(2), json!(null)]),
+            example: Some(Box::new(json!({"e": [1.5]}))),
+            pattern: Some("^a+$".into()),
+            max_length: Some(u64::MAX),
+            min_length: Some(1),
+            maximum: Some(-0.0),
+            exclusive_maximum: true,
+            minimum: Some(1.5),
+            exclusive_minimum: true,
+            multiple_of: Some(0.25),
+            max_items: Some(7),
+            min_items: Some(2),
+            unique_items: true,
+            max_properties: Some(9),
+            min_properties: Some(300),
+            required: vec!["a".into(), "b".into()],
+            embedded_resource: true,
+            list_type: Some("map".into()),
+            list_map_keys: vec!["name".into()],
+            map_type: Some("granular".into()),
+            validations: vec![rule(1), rule(2)],
+            all_of: vec![check(5)],
+            any_of: vec![check(6), check(7)],
+            one_of: vec![check(8)],
+            not: Some(check(9)),
+            extensions: BTreeMap::from([("x-kubernetes-patch-strategy".into(), json!("merge"))]),
+        }
+        .into(),
     }
     .into()
 }
@@ -97,15 +108,32 @@ fn keywords() -> serde_json::Map<String, Value> {
 }
 
 /// The sample leaves no keyword empty (an empty one is not written, so it would go untested):
-/// as many keywords are written as the node has fields (`Debug` lists them all).
+/// as many keywords are written as the node and its rare keywords have fields (`Debug` lists
+/// them all; the node's `rare` is not a keyword).
 #[test]
 fn every_keyword_is_sampled() {
-    let fields = format!("{:#?}", SchemaNode::default())
-        .lines()
-        .filter(|line| line.starts_with("    ") && !line.starts_with("     "))
-        .count();
+    fn fields(debug: String) -> usize {
+        debug
+            .lines()
+            .filter(|line| {
+                line.starts_with("    ") && !line.starts_with("     ") && line.contains(':')
+            })
+            .count()
+    }
+    let node = fields(format!(
+        "{:#?}",
+        SchemaNode {
+            rare: Rare::default(),
+            ..SchemaNode::default()
+        }
+    ));
+    let rare = fields(format!("{:#?}", RareKeywords::default()));
     let written: Vec<String> = keywords().keys().cloned().collect();
-    assert_eq!(written.len(), fields, "keywords written: {written:?}");
+    assert_eq!(
+        written.len(),
+        node - 1 + rare,
+        "keywords written: {written:?}"
+    );
 }
 
 /// parse -> model -> JSON -> parse, each keyword alone and all at once (as an OpenAPI
@@ -247,8 +275,25 @@ fn keywords_are_written_in_the_order_of_their_names() {
 }
 
 /// A node with its reference counts and its worked-out defaults stays within the allocator's
-/// 640-byte size class: one word more costs every node 128 bytes.
+/// 160-byte size class (the next one is 192: 20% more for every node), and a node with none
+/// of the rare keywords has no box for them.
 #[test]
 fn a_node_fits_its_size_class() {
-    assert!(std::mem::size_of::<Shared>() + 16 <= 640);
+    assert!(std::mem::size_of::<Shared>() + 16 <= 160);
+    let leaf: Schema =
+        serde_json::from_value(json!({"type": "string", "description": "d"})).unwrap();
+    assert!(leaf.rare.0.is_none(), "read");
+    let mut emptied = SchemaNode::from(RareKeywords {
+        maximum: Some(1.0),
+        ..RareKeywords::default()
+    });
+    assert!(emptied.rare.0.is_some());
+    emptied.maximum = None;
+    assert!(Schema::from(emptied).rare.0.is_none(), "emptied");
+    assert!(
+        Packed::pack(&every_keyword()).unpack::<Schema>().properties["a"]
+            .rare
+            .0
+            .is_some()
+    );
 }
