@@ -25,7 +25,9 @@
 //!
 //! The tool binary is the one cargo builds for this bench (target/release/kubectl-migrate);
 //! KM_BENCH_BIN overrides it. KM_BENCH_BASE_BIN names another build (e.g. main's) that moves
-//! one more 10-replica set, for its CPU per ordinal beside this build's.
+//! one more 10-replica set, for its CPU per ordinal beside this build's. With it,
+//! KM_BENCH_CPU_ROUNDS=N runs only that comparison: N rounds of one 10-replica move per build,
+//! the builds taking turns, and the median CPU per ordinal of each.
 //!
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it: a
 //! benchmark run takes a minute and 20 PVs of the pool.
@@ -102,6 +104,9 @@ fn main() {
     let env = Env::from_env();
     let id = unique_suffix();
     let ns = |what: &str| format!("km-bench-{what}-{id}");
+    if let Some(rounds) = cpu_rounds() {
+        return cpu_only(&env, rounds, &ns);
+    }
     // (namespace, replicas, how the tool observes; None: the manual script)
     let mut moves: Vec<(String, i32, Option<Observe>)> = vec![
         (ns("tool"), REPLICAS, Some(Observe::Watch)),
@@ -1102,6 +1107,101 @@ fn binds_and_cpu(
         );
     }
     r
+}
+
+/// KM_BENCH_CPU_ROUNDS=N (with KM_BENCH_BASE_BIN): only the CPU comparison, N rounds.
+fn cpu_rounds() -> Option<usize> {
+    let value = std::env::var("KM_BENCH_CPU_ROUNDS").ok()?;
+    let rounds = value.parse().ok().filter(|n| *n > 0);
+    Some(rounds.unwrap_or_else(|| {
+        panic!("KM_BENCH_CPU_ROUNDS={value:?} is not a number of rounds (1 or more)")
+    }))
+}
+
+/// The CPU per ordinal of this build against KM_BENCH_BASE_BIN's, in `rounds` rounds of one
+/// 10-replica move each, the two builds taking turns so that both see the same load on a busy
+/// machine; the figure is the median over the rounds (each round: user + system time over its
+/// ordinals).
+fn cpu_only(env: &Env, rounds: usize, ns: &dyn Fn(&str) -> String) {
+    let base = env
+        .base_tool
+        .clone()
+        .expect("KM_BENCH_CPU_ROUNDS compares with a base build: set KM_BENCH_BASE_BIN too");
+    let builds = [("this build", env.tool.clone()), ("base", base)];
+    let namespaces: Vec<Vec<String>> = (0..rounds)
+        .map(|round| {
+            (0..builds.len())
+                .map(|b| ns(&format!("cpu{round}x{b}")))
+                .collect()
+        })
+        .collect();
+    env.preflight(REPLICAS * (rounds * builds.len()) as i32);
+    eprintln!(
+        "bench: CPU only: {rounds} rounds of {REPLICAS} replicas with {} and {}",
+        builds[0].1.display(),
+        builds[1].1.display()
+    );
+    for ns in namespaces.iter().flatten() {
+        env.create_fixture(ns, REPLICAS);
+    }
+    for ns in namespaces.iter().flatten() {
+        env.wait_fixture(ns);
+    }
+    let mut per_ordinal: [Vec<f64>; 2] = Default::default();
+    for (round, names) in namespaces.iter().enumerate() {
+        // Alternate which build goes first, so that neither always follows the other.
+        let mut order: Vec<usize> = (0..builds.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for b in order {
+            let run = env.run_tool(
+                &builds[b].1,
+                &names[b],
+                REPLICAS,
+                Observe::Watch,
+                CopyOrder::New,
+            );
+            env.check_moved(&names[b], REPLICAS);
+            let ms = run.cpu.as_secs_f64() * 1000.0 / run.ordinals.len() as f64;
+            eprintln!(
+                "bench: round {round}, {}: {ms:.1} ms per ordinal",
+                builds[b].0
+            );
+            per_ordinal[b].push(ms);
+        }
+    }
+    let mut r = String::new();
+    let w = &mut r;
+    let _ = writeln!(
+        w,
+        "tool CPU per ordinal (user + system over the ordinals), {rounds} rounds of {REPLICAS} replicas, builds taking turns"
+    );
+    for (b, (name, bin)) in builds.iter().enumerate() {
+        let runs: Vec<String> = per_ordinal[b].iter().map(|v| format!("{v:.0}")).collect();
+        let _ = writeln!(
+            w,
+            "  {name:<11} median {:>6.1} ms   runs: {}   ({})",
+            median(&per_ordinal[b]),
+            runs.join(" "),
+            bin.display()
+        );
+    }
+    let _ = writeln!(
+        w,
+        "  this build / base: {:.2}",
+        median(&per_ordinal[0]) / median(&per_ordinal[1])
+    );
+    print!("{r}");
+    let out = target_dir().join("bench-migration-cpu.txt");
+    std::fs::write(&out, &r).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+    eprintln!("bench: figures written to {}", out.display());
+    let all: Vec<&str> = namespaces.iter().flatten().map(String::as_str).collect();
+    if std::env::var_os("KM_BENCH_KEEP").is_some() {
+        eprintln!("bench: KM_BENCH_KEEP is set: namespaces {all:?} are kept");
+    } else {
+        env.clean_up(&all);
+    }
 }
 
 /// The CPU time of this process's waited-for children (/proc/self/stat cutime + cstime, in

@@ -21,24 +21,32 @@ pub struct Location {
     pub copy_label: String,
 }
 
+/// PURE: the set as the decisions see it. It runs on every loop iteration: the fields are read
+/// borrowed, and only the ones the view keeps are copied (not the spec's pod template).
 pub fn set_view(set: &StatefulSet) -> SetView {
-    let spec = set.spec.clone().unwrap_or_default();
-    let status = set.status.clone().unwrap_or_default();
-    let retention = spec
-        .persistent_volume_claim_retention_policy
-        .unwrap_or_default();
+    let spec = set.spec.as_ref();
+    let status = set.status.as_ref();
+    let retention = spec.and_then(|s| s.persistent_volume_claim_retention_policy.as_ref());
+    let policy = |p: Option<&String>| p.cloned().unwrap_or_else(|| "Retain".into());
     SetView {
         uid: set.metadata.uid.clone().unwrap_or_default(),
         resource_version: set.metadata.resource_version.clone().unwrap_or_default(),
         generation: set.metadata.generation.unwrap_or_default(),
-        replicas: spec.replicas.unwrap_or(1),
-        start: spec.ordinals.and_then(|o| o.start).unwrap_or(0),
-        observed_generation: status.observed_generation.unwrap_or_default(),
-        ready_replicas: status.ready_replicas.unwrap_or_default(),
-        available_replicas: status.available_replicas.unwrap_or_default(),
+        replicas: spec.and_then(|s| s.replicas).unwrap_or(1),
+        start: spec
+            .and_then(|s| s.ordinals.as_ref())
+            .and_then(|o| o.start)
+            .unwrap_or(0),
+        observed_generation: status
+            .and_then(|s| s.observed_generation)
+            .unwrap_or_default(),
+        ready_replicas: status.and_then(|s| s.ready_replicas).unwrap_or_default(),
+        available_replicas: status
+            .and_then(|s| s.available_replicas)
+            .unwrap_or_default(),
         retention: Retention {
-            when_scaled: retention.when_scaled.unwrap_or_else(|| "Retain".into()),
-            when_deleted: retention.when_deleted.unwrap_or_else(|| "Retain".into()),
+            when_scaled: policy(retention.and_then(|r| r.when_scaled.as_ref())),
+            when_deleted: policy(retention.and_then(|r| r.when_deleted.as_ref())),
         },
         migrated_from_uid: set
             .metadata
@@ -46,10 +54,10 @@ pub fn set_view(set: &StatefulSet) -> SetView {
             .as_ref()
             .and_then(|a| a.get(SOURCE_UID_ANNOTATION).cloned()),
         claim_templates: spec
-            .volume_claim_templates
-            .unwrap_or_default()
+            .and_then(|s| s.volume_claim_templates.as_ref())
             .into_iter()
-            .filter_map(|t| t.metadata.name)
+            .flatten()
+            .filter_map(|t| t.metadata.name.clone())
             .collect(),
     }
 }
@@ -100,9 +108,13 @@ pub fn not_ready_reason(pod: &Pod) -> String {
     if pod.metadata.deletion_timestamp.is_some() {
         return "Terminating".into();
     }
-    let status = pod.status.clone().unwrap_or_default();
-    let phase = status.phase.clone().unwrap_or_else(|| "Pending".into());
-    let conditions = status.conditions.unwrap_or_default();
+    let status = pod.status.as_ref();
+    let phase = status
+        .and_then(|s| s.phase.clone())
+        .unwrap_or_else(|| "Pending".into());
+    let conditions = status
+        .and_then(|s| s.conditions.as_deref())
+        .unwrap_or_default();
     let said = |reason: Option<&String>, message: Option<&String>| match (reason, message) {
         (Some(r), Some(m)) if !m.is_empty() => format!("{r}: {m}"),
         (Some(r), _) => r.clone(),
@@ -117,20 +129,27 @@ pub fn not_ready_reason(pod: &Pod) -> String {
         return format!("{phase}, not scheduled: {why}");
     }
     let containers = status
-        .init_container_statuses
-        .iter()
+        .and_then(|s| s.init_container_statuses.as_ref())
+        .into_iter()
         .flatten()
-        .chain(status.container_statuses.iter().flatten());
+        .chain(
+            status
+                .and_then(|s| s.container_statuses.as_ref())
+                .into_iter()
+                .flatten(),
+        );
     for c in containers.filter(|c| !c.ready) {
-        let state = c.state.clone().unwrap_or_default();
-        if let Some(w) = state.waiting {
+        let Some(state) = c.state.as_ref() else {
+            continue;
+        };
+        if let Some(w) = &state.waiting {
             return format!(
                 "{phase}, container {} waiting: {}",
                 c.name,
                 said(w.reason.as_ref(), w.message.as_ref())
             );
         }
-        if let Some(t) = state.terminated {
+        if let Some(t) = &state.terminated {
             let why = said(t.reason.as_ref(), t.message.as_ref());
             return format!(
                 "{phase}, container {} terminated with exit code {}{}",

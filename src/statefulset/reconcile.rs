@@ -347,6 +347,10 @@ impl Run<'_> {
         let watched = ex.waits.watched();
         let mut changes = watched.as_ref().map(|w| w.subscribe());
         let mut after = After::Start(tokio::time::Instant::now() + CATCH_UP);
+        // The last view from the caches and the count of watch events it was built at: with no
+        // event since, the caches hold the same objects, so it is used again rather than built
+        // again (right after a step whose effect has not shown yet, or a catch-up that timed out).
+        let mut last: Option<(u64, Option<Stored>, super::model::Observed)> = None;
         loop {
             if ex.waits.interrupt.is_set() {
                 return Err(self.stopped(
@@ -357,14 +361,22 @@ impl Run<'_> {
             // A safe point: go on only while the lease is ours (after a SIGSTOP, say).
             ex.writer.ensure_lease().await?;
             let observing = Instant::now();
-            let observation = self.observation(watched.as_deref(), scope.as_ref(), retry, operator);
             // The caches' version before their snapshot is taken.
             let seen = changes.as_mut().map_or(0, |c| *c.borrow_and_update());
-            // Reads that hang on an unreachable server end when the lease is lost.
-            let (stored, observed) = tokio::select! {
-                biased;
-                observed = observation => observed?,
-                reason = ex.writer.lease_lost() => return Err(Error::LeaseLost { reason }),
+            let (stored, observed) = match last.take() {
+                Some((at, stored, observed)) if changes.is_some() && at == seen => {
+                    (stored, observed)
+                }
+                // Reads that hang on an unreachable server end when the lease is lost.
+                _ => {
+                    let observation =
+                        self.observation(watched.as_deref(), scope.as_ref(), retry, operator);
+                    tokio::select! {
+                        biased;
+                        observed = observation => observed?,
+                        reason = ex.writer.lease_lost() => return Err(Error::LeaseLost { reason }),
+                    }
+                }
             };
             // The caches may not show the last step's writes yet: wait for them (briefly; a
             // cache that lags longer only costs a repeated, idempotent step).
@@ -381,6 +393,7 @@ impl Run<'_> {
                     // Ctrl-C is handled at the top of the loop.
                     () = ex.waits.interrupt.wait() => {}
                 }
+                last = Some((seen, stored, observed));
                 continue;
             }
             operator.event(Event::Detail(
@@ -452,6 +465,7 @@ impl Run<'_> {
                 approved = None;
             }
             after = After::performed(step, done, seen);
+            last = Some((seen, stored, observed));
         }
     }
 

@@ -133,14 +133,14 @@ pub fn rebuild(traces: &Traces) -> Result<Rebuilt, String> {
             (volume.clone(), policy)
         })
         .collect();
-    let original_retention = source.original_retention.clone().unwrap_or_else(|| {
-        if source.retention.is_retain() {
-            warnings.push(
-                "no record of the source's original PVC retention policy; Retain is kept".into(),
-            );
-        }
-        source.retention.clone()
-    });
+    // Without the annotation the live policy is the original, and no warning is due: holding the
+    // policy at Retain writes the annotation in the same patch (and restoring removes both), so
+    // a source at Retain without it was at Retain before the migration, which is what a rollback
+    // restores.
+    let original_retention = source
+        .original_retention
+        .clone()
+        .unwrap_or_else(|| source.retention.clone());
     let budgets = traces
         .budgets
         .iter()
@@ -284,6 +284,26 @@ mod tests {
         assert_eq!(j.created.len(), 1);
         assert_eq!(rebuilt.warnings.len(), 1, "{:?}", rebuilt.warnings);
         assert!(rebuilt.warnings[0].starts_with("PV pv-1: no record"));
+    }
+
+    #[test]
+    fn a_retention_at_retain_from_the_start_is_kept_without_a_warning() {
+        let mut t = traces();
+        t.volumes.clear();
+        let source = t.source.as_mut().unwrap();
+        source.original_retention = None;
+        let rebuilt = rebuild(&t).unwrap();
+        assert_eq!(rebuilt.journal.original_retention, Retention::retain());
+        assert_eq!(rebuilt.warnings, Vec::<String>::new());
+        // Not held yet (the journal went before the hold): the live policy, still its own.
+        let delete = Retention {
+            when_scaled: "Delete".into(),
+            when_deleted: "Delete".into(),
+        };
+        t.source.as_mut().unwrap().retention = delete.clone();
+        let rebuilt = rebuild(&t).unwrap();
+        assert_eq!(rebuilt.journal.original_retention, delete);
+        assert_eq!(rebuilt.warnings, Vec::<String>::new());
     }
 
     #[test]

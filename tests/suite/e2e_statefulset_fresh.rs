@@ -278,14 +278,12 @@ async fn a_rebuilt_journal_recovers_the_fresh_volumes_policies_for_a_rollback() 
         serde_json::json!({ volume.clone(): "Delete" }),
         "{rebuilt}"
     );
-    // (The source's retention was Retain from the start, so it carries no record: that warning
-    // is right. None may say a PV's original is unknown.)
-    assert!(
-        rebuilt["warnings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|w| !w.as_str().unwrap().starts_with("PV ")),
+    // Every original is known: the PVs' from their annotations, the source's retention because
+    // it was Retain from the start (held policies carry their annotation), so nothing is warned.
+    assert_eq!(rebuilt["warnings"], serde_json::json!([]), "{rebuilt}");
+    assert_eq!(
+        rebuilt["journal"]["originalRetention"],
+        serde_json::json!({"whenScaled": "Retain", "whenDeleted": "Retain"}),
         "{rebuilt}"
     );
     assert_eq!(
