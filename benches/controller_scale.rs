@@ -76,6 +76,21 @@ struct Measured {
 }
 
 impl Measured {
+    /// Its line of the report.
+    fn line(&self) -> String {
+        format!(
+            "{:<40} {:>6.1} s {:>6.0} MiB {:>6} / {:<5} {:>7} ({} w) {:>10.1}",
+            self.who,
+            self.wall.as_secs_f64(),
+            self.peak_mib,
+            self.watches[0],
+            self.watches[1],
+            self.requests,
+            self.watch_requests,
+            self.per_ordinal()
+        )
+    }
+
     fn per_ordinal(&self) -> f64 {
         self.requests as f64 / (self.sets * REPLICAS) as f64
     }
@@ -163,11 +178,12 @@ fn main() {
                 measured.who,
                 measured.wall.as_secs_f64()
             );
+            eprintln!("bench: {}", measured.line());
             runs.push(measured);
             if keep {
                 namespaces.push(ns);
             } else {
-                runtime.block_on(bench.clean_up(&ns));
+                runtime.block_on(bench.clean_up(&home.name, &ns));
             }
         }
     }
@@ -340,9 +356,17 @@ impl Bench {
         assert_eq!(left, 0, "{ns}: {left} pods are left in {CONTEXT_A}");
     }
 
-    /// Deletes the namespace in both members, the PV copies in km-b, and gives the source's
+    /// Deletes the phase's StatefulSetMigrations in `home`, the namespace in both members, the PV copies in km-b, and gives the source's
     /// PVs back to km-a's pool (Available again, reclaim policy Delete as start.sh makes them).
-    async fn clean_up(&self, ns: &str) {
+    async fn clean_up(&self, home: &str, ns: &str) {
+        // A controller started later would run them again.
+        let migrations: Api<StatefulSetMigration> = Api::namespaced(self.c.clone(), home);
+        for m in migrations.list(&ListParams::default()).await.unwrap().items {
+            let name = m.metadata.name.unwrap_or_default();
+            if name.ends_with(ns) {
+                let _ = migrations.delete(&name, &Default::default()).await;
+            }
+        }
         let mut volumes = std::collections::BTreeSet::new();
         for c in [&self.a, &self.b] {
             let claims: Api<PersistentVolumeClaim> = Api::namespaced(c.clone(), ns);
@@ -666,18 +690,7 @@ fn report(runs: &[Measured]) -> (String, bool) {
         "run", "wall", "peak RSS", "watches a / b", "requests", "per ordinal"
     );
     for r in runs {
-        let _ = writeln!(
-            out,
-            "{:<40} {:>6.1} s {:>6.0} MiB {:>6} / {:<5} {:>7} ({} w) {:>10.1}",
-            r.who,
-            r.wall.as_secs_f64(),
-            r.peak_mib,
-            r.watches[0],
-            r.watches[1],
-            r.requests,
-            r.watch_requests,
-            r.per_ordinal()
-        );
+        let _ = writeln!(out, "{}", r.line());
     }
     let controller: Vec<&Measured> = runs
         .iter()
