@@ -696,8 +696,10 @@ mod tests {
             prop_assume!(!other.starts_with(&set) && !other.contains(&format!("-{set}")));
             prop_assume!(!set.contains(&other) && !set.starts_with("data"));
             let interest = Interest::of(&set);
-            prop_assert!(!interest.wants(&[format!("{other}-{ordinal}")]));
-            prop_assert!(!interest.wants(&[format!("data-{other}-{ordinal}")]));
+            let pod = format!("{other}-{ordinal}");
+            let claim = format!("data-{other}-{ordinal}");
+            prop_assert!(!interest.wants(std::slice::from_ref(&pod)), "{}", pod);
+            prop_assert!(!interest.wants(std::slice::from_ref(&claim)), "{}", claim);
         }
     }
 
