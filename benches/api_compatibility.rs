@@ -21,8 +21,12 @@
 //!
 //! The tool binary is the one cargo builds for this bench; KM_BENCH_BIN overrides it.
 //! Under `cargo test --all-targets` (no `--bench` argument) it only says how to run it.
+mod common;
+
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+use common::Kubectl;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -68,39 +72,6 @@ fn crd(maximum: u32) -> Value {
             "versions": versions(maximum),
         }
     })
-}
-
-/// kubectl on the bench's kubeconfig.
-struct Kubectl {
-    bin: PathBuf,
-    kubeconfig: PathBuf,
-}
-
-impl Kubectl {
-    fn run(&self, context: &str, args: &[&str], stdin: Option<&str>) {
-        let mut child = Command::new(&self.bin)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(["--context", context])
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        use std::io::Write;
-        let mut input = child.stdin.take().unwrap();
-        input
-            .write_all(stdin.unwrap_or_default().as_bytes())
-            .unwrap();
-        drop(input);
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "kubectl --context {context} {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
 }
 
 /// The controller process, killed when dropped.

@@ -54,3 +54,37 @@ impl ClusterBench {
         std::process::exit(1);
     }
 }
+
+/// kubectl on the bench's kubeconfig.
+pub struct Kubectl {
+    pub bin: PathBuf,
+    pub kubeconfig: PathBuf,
+}
+
+impl Kubectl {
+    /// Runs kubectl `args` in `context` with `stdin`; panics with its stderr when it fails.
+    pub fn run(&self, context: &str, args: &[&str], stdin: Option<&str>) {
+        let mut child = std::process::Command::new(&self.bin)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(["--context", context])
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        let mut input = child.stdin.take().unwrap();
+        input
+            .write_all(stdin.unwrap_or_default().as_bytes())
+            .unwrap();
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "kubectl --context {context} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -4,10 +4,11 @@
 //! The shape of kube-rs's controller-rs: one [`reconcile`] of (resource, context) -> action and
 //! one [`error_policy`]; a [`Context`] shared with the HTTP server of `/healthz`, `/readyz` and
 //! `/metrics`. A migration's run is long (minutes per pod), so reconcile does not take the steps
-//! itself: it keeps one *driver* per resource, a task running `statefulset::run_until` (the
+//! itself: it keeps one *driver* per resource, a task running `statefulset::run_on` (the
 //! CLI's own loop: observe, decide, one idempotent step, journal and lease in the member
 //! clusters) and stops it at a safe point when the spec pauses it, changes, is deleted, or the
-//! controller shuts down. The driver is the only writer of the status while it runs.
+//! controller shuts down. The driver is the only writer of the status while it runs. The runs
+//! share one connection and one set of watches per member cluster ([`members`]).
 //!
 //! `APICompatibility` resources are reconciled alongside (`checks`): each keeps one watch of
 //! its members' CRDs running, with the engine of `schema-diff --watch`.
@@ -20,6 +21,7 @@ mod checks;
 pub mod compat;
 pub mod decide;
 mod http;
+pub mod members;
 pub mod spec;
 
 use std::collections::HashMap;
@@ -78,6 +80,8 @@ pub struct Context {
     /// The APICompatibility checks running, by resource.
     checks: checks::Checks,
     metrics: http::Metrics,
+    /// The member clusters' connections and the watches the runs share.
+    members: members::Members,
 }
 
 /// One resource's run in progress (or ended, with its outcome).
@@ -112,6 +116,7 @@ pub async fn run(options: Options) -> Result<()> {
         drivers: Mutex::default(),
         checks: Mutex::default(),
         metrics,
+        members: members::Members::default(),
     });
     let migrations: Api<StatefulSetMigration> = match &options.namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
@@ -409,7 +414,7 @@ async fn apply(
         settle(obj, ctx, Phase::Paused, false, "Paused", &message, None).await?;
         return Ok(Action::await_change());
     }
-    let targets = match read_kubeconfigs(obj, ctx).await {
+    let (targets, identities) = match read_kubeconfigs(obj, ctx).await {
         Ok(t) => t,
         Err(message) => {
             refuse(obj, ctx, "KubeconfigUnavailable", &message).await?;
@@ -418,7 +423,7 @@ async fn apply(
         }
     };
     let settings = decide::settings(spec, &namespace, targets, &ctx.holder);
-    start(obj, ctx, settings).await;
+    start(obj, ctx, settings, identities).await;
     Ok(Action::requeue(REQUEUE))
 }
 
@@ -487,24 +492,32 @@ async fn settle(
 }
 
 /// Both members' kubeconfigs, read from the Secrets the spec names in its own namespace (and
-/// no others): a problem in words, which never repeats a Secret's contents.
+/// no others), with the members' identities (see [`members::identity`]): a problem in words,
+/// which never repeats a Secret's contents.
 async fn read_kubeconfigs(
     obj: &StatefulSetMigration,
     ctx: &Context,
-) -> std::result::Result<(Target, Target), String> {
+) -> std::result::Result<((Target, Target), [String; 2]), String> {
     let namespace = obj.namespace().unwrap_or_default();
     let mut targets = Vec::new();
+    let mut identities = Vec::new();
     for (side, cluster) in [
         ("source", &obj.spec.source),
         ("destination", &obj.spec.destination),
     ] {
         let (name, _, key) = cluster.secret();
         let what = format!("{side} cluster");
-        targets.push(read_kubeconfig(ctx, &namespace, &what, &name, key).await?);
+        let (text, shown) = read_kubeconfig_text(ctx, &namespace, &what, &name, key).await?;
+        targets.push(resolve_kubeconfig(&text, &what, &shown, key)?);
+        identities.push(members::identity(
+            &format!("{namespace}/{name}/{key}"),
+            &text,
+        ));
     }
     let destination = targets.pop().expect("two targets");
     let source = targets.pop().expect("two targets");
-    Ok((source, destination))
+    let identities = [identities.remove(0), identities.remove(0)];
+    Ok(((source, destination), identities))
 }
 
 /// The kubeconfig of `what` (the source cluster, member b) in Secret `name` of `namespace`,
@@ -516,6 +529,29 @@ async fn read_kubeconfig(
     name: &str,
     key: &str,
 ) -> std::result::Result<Target, String> {
+    let (text, shown) = read_kubeconfig_text(ctx, namespace, what, name, key).await?;
+    resolve_kubeconfig(&text, what, &shown, key)
+}
+
+/// The kubeconfig `text` of `what`, read from `shown` (the Secret) under `key`.
+fn resolve_kubeconfig(
+    text: &str,
+    what: &str,
+    shown: &str,
+    key: &str,
+) -> std::result::Result<Target, String> {
+    cluster::resolve_text(text, format!("{shown} key {key}"))
+        .map_err(|e| format!("the {what}'s kubeconfig in {shown}: {}", e.report()))
+}
+
+/// [`read_kubeconfig`]'s text, and the Secret as messages name it.
+async fn read_kubeconfig_text(
+    ctx: &Context,
+    namespace: &str,
+    what: &str,
+    name: &str,
+    key: &str,
+) -> std::result::Result<(String, String), String> {
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
     let shown = format!("Secret {namespace}/{name}");
     let secret = match secrets.get_opt(name).await {
@@ -542,12 +578,16 @@ async fn read_kubeconfig(
             "{shown} has no key {key}; the {what}'s kubeconfig goes under {key}"
         ));
     };
-    cluster::resolve_text(&text, format!("{shown} key {key}"))
-        .map_err(|e| format!("the {what}'s kubeconfig in {shown}: {}", e.report()))
+    Ok((text, shown))
 }
 
 /// Starts the resource's driver: the run, and the status and Events it tells.
-async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefulset::Settings) {
+async fn start(
+    obj: &StatefulSetMigration,
+    ctx: &Arc<Context>,
+    settings: statefulset::Settings,
+    identities: [String; 2],
+) {
     let stop = Interrupt::default();
     let (tx, rx) = mpsc::unbounded_channel();
     let key = key(obj);
@@ -609,7 +649,13 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
                 moved: 0,
                 limit_reached: None,
             };
-            let result = Box::pin(statefulset::run_until(&settings, &mut operator, stop2)).await;
+            let result = match ctx2.members.on_hub(&settings, &identities).await {
+                Ok(on_hub) => {
+                    let run = statefulset::run_on(&settings, &mut operator, stop2, Some(on_hub));
+                    Box::pin(run).await
+                }
+                Err(e) => Err(e),
+            };
             let limit_reached = operator.limit_reached;
             drop(operator);
             let _ = tell.await;

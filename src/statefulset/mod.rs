@@ -51,8 +51,9 @@ pub use executor::{DryRunResult, Interrupt};
 pub use lease::holder_identity;
 pub use model::VolumeMode;
 pub use plan::Plan;
-pub use run::{run, run_until};
+pub use run::{OnHub, run, run_on};
 pub use step::Step;
+pub use watched::{Hub, Member};
 
 /// How many ordinals move per step (`--batch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -214,11 +214,21 @@ impl Run<'_> {
     fn start_watching(&self) {
         let ex = &self.executor;
         if ex.waits.watched().is_none() && self.settings.observe == Observe::Watch {
-            ex.waits.watch_with(Some(Arc::new(Watched::start(
-                [&ex.sides.source, &ex.sides.destination],
-                [&ex.sides.source_at, &ex.sides.destination_at],
-                &self.settings.name,
-            ))));
+            let at = [&ex.sides.source_at, &ex.sides.destination_at];
+            let watched = match &self.on_hub {
+                Some(on) => Watched::start_on(
+                    &on.hub,
+                    [&on.source, &on.destination],
+                    at,
+                    &self.settings.name,
+                ),
+                None => Watched::start(
+                    [&ex.sides.source, &ex.sides.destination],
+                    at,
+                    &self.settings.name,
+                ),
+            };
+            ex.waits.watch_with(Some(Arc::new(watched)));
         }
     }
 

@@ -16,6 +16,7 @@ use super::plan;
 use super::preflight;
 use super::status;
 use super::step::{Step, Telling};
+use super::watched::{Hub, Member};
 use super::words;
 use super::{
     Batch, DryRun, Event, Mode, OnTimeout, Operator, Outcome, PlanOutput, Settings, cleanup,
@@ -25,17 +26,31 @@ use crate::error::{Error, Result};
 
 /// Runs `settings.mode`, asking and telling `operator` as it goes.
 pub async fn run(settings: &Settings, operator: &mut dyn Operator) -> Result<Outcome> {
-    run_until(settings, operator, Interrupt::default()).await
+    run_on(settings, operator, Interrupt::default(), None).await
+}
+
+/// Both members already connected, and the watches shared with the other runs of the process.
+#[derive(Clone)]
+pub struct OnHub {
+    pub hub: std::sync::Arc<Hub>,
+    pub source: Member,
+    pub destination: Member,
 }
 
 /// [`run`], stopping at the next safe point (resumable) once `stop` is triggered, as at
-/// Ctrl-C: the controller's way to pause a run, or to end it on shutdown or deletion.
-pub async fn run_until(
+/// Ctrl-C: the controller's way to pause a run, or to end it on shutdown or deletion. On
+/// `on_hub`'s connections and shared watches (the controller's many runs), or connecting both
+/// sides and watching for itself without one (the CLI).
+pub async fn run_on(
     settings: &Settings,
     operator: &mut dyn Operator,
     stop: Interrupt,
+    on_hub: Option<OnHub>,
 ) -> Result<Outcome> {
-    let (source, destination) = connect(settings).await?;
+    let (source, destination) = match &on_hub {
+        Some(h) => (h.source.cluster.clone(), h.destination.cluster.clone()),
+        None => connect(settings).await?,
+    };
     let label = copy_label_value(&settings.source_namespace, &settings.name);
     let names = Names {
         set: settings.name.clone(),
@@ -67,6 +82,7 @@ pub async fn run_until(
     let mut run = Run {
         settings,
         executor,
+        on_hub,
         decide: decide::Settings {
             name: settings.name.clone(),
             // `auto` is resolved once the budgets are known (see `use_auto_batch`).
@@ -109,6 +125,8 @@ async fn connect(settings: &Settings) -> Result<(Cluster, Cluster)> {
 pub(super) struct Run<'s> {
     pub settings: &'s Settings,
     pub executor: Executor,
+    /// The shared watches to observe through (the controller's), else watches of its own.
+    pub on_hub: Option<OnHub>,
     pub decide: decide::Settings,
 }
 

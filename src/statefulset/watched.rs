@@ -9,9 +9,16 @@
 //! an older state, every write has a precondition or is create-if-absent, and the split-brain
 //! check re-reads live. The reconciler waits for the caches to show its last step's effect
 //! before it decides again (`reconcile`), so a lag costs no repeated writes.
+//!
+//! The controller runs many migrations between the same member clusters: there a [`Hub`]
+//! keeps one watch per kind, member and namespace (and one of PVs per member), shared by every
+//! run that names them, so the watches on a member do not grow with the migrations. A run on
+//! the hub reads the shared stores by namespace and name, and is woken only by events of its
+//! own objects (see [`Interest`]).
 use crate::sync;
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::any::Any;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, Weak};
 
 use futures::StreamExt;
 use k8s_openapi::api::apps::v1::StatefulSet;
@@ -68,7 +75,12 @@ pub struct Watched {
     /// Counts watch events (and failures), so that waiters wake on any change.
     changed: watch::Receiver<u64>,
     health: Shared,
+    /// The watches of a run of its own, ended with it.
     tasks: Vec<tokio::task::AbortHandle>,
+    /// How many watches it reads (each lists once before a snapshot is taken).
+    expected: usize,
+    /// The shared watches it reads and its subscriptions to them, on a [`Hub`].
+    _shared: Vec<Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Drop for Watched {
@@ -201,7 +213,9 @@ impl Watched {
             set: set.to_string(),
             changed,
             health: starter.health,
+            expected: starter.tasks.len(),
             tasks: starter.tasks,
+            _shared: Vec::new(),
         }
     }
 
@@ -218,7 +232,7 @@ impl Watched {
     }
 
     fn all_ready(&self) -> bool {
-        sync::lock(&self.health).listed.len() == self.tasks.len()
+        sync::lock(&self.health).listed.len() == self.expected
     }
 
     fn any_failing(&self) -> bool {
@@ -326,5 +340,374 @@ impl Watched {
                 return std::future::pending().await;
             }
         }
+    }
+}
+
+/// Watches shared by the runs of one process (the controller's): one per kind, member cluster
+/// and namespace, and one of PVs per member, kept while a run reads them.
+#[derive(Default)]
+pub struct Hub {
+    watches: Mutex<HashMap<HubKey, Weak<dyn Any + Send + Sync>>>,
+}
+
+/// A watch on the hub: the member's identity, the kind, the namespace (none: all of them).
+type HubKey = (String, &'static str, Option<String>);
+
+/// A member cluster as runs on a [`Hub`] name it: `identity` is the same for the same
+/// credentials and server (the controller's: the kubeconfig Secret and a hash of its content),
+/// and its connection is shared too.
+#[derive(Clone)]
+pub struct Member {
+    pub identity: String,
+    pub cluster: Cluster,
+    /// The client's read timeout, if any: each watch asks the server to end it sooner (and
+    /// goes on from where it was), so a quiet watch is not cut as a dead connection.
+    pub read_timeout: Option<std::time::Duration>,
+}
+
+/// How much sooner than the client's read timeout the server ends a watch.
+const WATCH_MARGIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// PURE: the server-side timeout of a watch through a client that gives up reading after
+/// `read_timeout` (none: the watcher's default), at least a second.
+pub fn watch_timeout(read_timeout: Option<std::time::Duration>) -> Option<u32> {
+    read_timeout.map(|t| {
+        let secs = t.saturating_sub(WATCH_MARGIN).as_secs().max(1);
+        u32::try_from(secs).unwrap_or(u32::MAX)
+    })
+}
+
+/// One shared watch: its store and who listens; its task ends with the last reader.
+struct SharedWatch<K: Resource<DynamicType = ()> + 'static> {
+    store: Store<K>,
+    state: Arc<Mutex<WatchState>>,
+    task: tokio::task::AbortHandle,
+}
+
+impl<K: Resource<DynamicType = ()> + 'static> Drop for SharedWatch<K> {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[derive(Default)]
+struct WatchState {
+    listed: bool,
+    failing: Option<Failure>,
+    listeners: Vec<Weak<Listener>>,
+}
+
+/// A run's subscription to one shared watch: the health and wake-ups of its [`Watched`].
+struct Listener {
+    key: (Side, &'static str),
+    health: Shared,
+    bump: Arc<watch::Sender<u64>>,
+    interest: Arc<Interest>,
+}
+
+impl Listener {
+    /// Copies the watch's state into the run's health.
+    fn sync(&self, listed: bool, failing: Option<&Failure>) {
+        let mut health = sync::lock(&self.health);
+        if listed {
+            health.listed.insert(self.key);
+        }
+        match failing {
+            Some(f) => health.failing.insert(self.key, f.clone()),
+            None => health.failing.remove(&self.key),
+        };
+    }
+}
+
+/// Which objects' events wake a run: those named after its set (the set, its pods
+/// `SET-N`, its claims `TEMPLATE-SET-N` and the PVs bound to them, its journal). Events of
+/// objects without such a name (a PV not bound yet, a budget) wake every run.
+pub struct Interest {
+    set: String,
+    prefix: String,
+    infix: String,
+    journal: String,
+}
+
+impl Interest {
+    pub fn of(set: &str) -> Interest {
+        Interest {
+            set: set.to_string(),
+            prefix: format!("{set}-"),
+            infix: format!("-{set}-"),
+            journal: journal::object_name(set),
+        }
+    }
+
+    /// PURE: whether an event of an object with these `names` may concern the run. A name of
+    /// another set that shares the prefix (`web-a` for `web`) wakes it too: harmless.
+    pub fn wants(&self, names: &[String]) -> bool {
+        names.iter().any(|n| {
+            *n == self.set
+                || *n == self.journal
+                || n.starts_with(&self.prefix)
+                || n.contains(&self.infix)
+        })
+    }
+}
+
+/// The names an event of `object` is judged by: its own.
+fn own_name<K: Resource<DynamicType = ()>>(object: &K) -> Option<Vec<String>> {
+    Some(vec![object.meta().name.clone().unwrap_or_default()])
+}
+
+/// A PV's own name and its claim's; none while it is bound to no claim (every run looks).
+fn volume_names(volume: &PersistentVolume) -> Option<Vec<String>> {
+    let claim = volume.spec.as_ref()?.claim_ref.as_ref()?.name.clone()?;
+    Some(vec![
+        volume.metadata.name.clone().unwrap_or_default(),
+        claim,
+    ])
+}
+
+/// A budget selects pods by label, not name: every run looks.
+fn any_run<K>(_: &K) -> Option<Vec<String>> {
+    None
+}
+
+impl Hub {
+    /// The watch of `what` (`api`, `config`) on `member` in `namespace`, started unless a
+    /// run already reads it. `names` says whose events wake which runs.
+    fn watch<K>(
+        &self,
+        member: &Member,
+        what: &'static str,
+        namespace: Option<&str>,
+        config: watcher::Config,
+        names: fn(&K) -> Option<Vec<String>>,
+    ) -> Arc<SharedWatch<K>>
+    where
+        K: Resource<DynamicType = (), Scope = kube::core::NamespaceResourceScope>,
+        K: Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    {
+        let api = match namespace {
+            Some(ns) => Api::namespaced(member.cluster.client.clone(), ns),
+            None => Api::all(member.cluster.client.clone()),
+        };
+        self.watch_api(member, what, namespace, api, config, names)
+    }
+
+    fn watch_api<K>(
+        &self,
+        member: &Member,
+        what: &'static str,
+        namespace: Option<&str>,
+        api: Api<K>,
+        config: watcher::Config,
+        names: fn(&K) -> Option<Vec<String>>,
+    ) -> Arc<SharedWatch<K>>
+    where
+        K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+        K: Send + Sync + 'static,
+    {
+        let key = (member.identity.clone(), what, namespace.map(str::to_string));
+        let config = match watch_timeout(member.read_timeout) {
+            Some(secs) => config.timeout(secs),
+            None => config,
+        };
+        let mut watches = sync::lock(&self.watches);
+        let running = watches
+            .get(&key)
+            .and_then(Weak::upgrade)
+            .and_then(|w| w.downcast::<SharedWatch<K>>().ok());
+        if let Some(watch) = running {
+            return watch;
+        }
+        let (store, writer) = reflector::store();
+        let state = Arc::new(Mutex::new(WatchState::default()));
+        let events = watcher(api, config).default_backoff().reflect(writer);
+        let task = tokio::spawn({
+            let state = state.clone();
+            async move {
+                let mut events = std::pin::pin!(events);
+                while let Some(event) = events.next().await {
+                    let names = match &event {
+                        Ok(watcher::Event::Apply(o) | watcher::Event::Delete(o)) => names(o),
+                        _ => None,
+                    };
+                    let mut state = sync::lock(&state);
+                    match event {
+                        Ok(event) => {
+                            state.failing = None;
+                            if matches!(event, watcher::Event::InitDone) {
+                                state.listed = true;
+                            }
+                        }
+                        Err(e) => state.failing = Some(failure_of(e)),
+                    }
+                    state.listeners.retain(|l| l.strong_count() > 0);
+                    let (listed, failing) = (state.listed, state.failing.clone());
+                    for listener in state.listeners.iter().filter_map(Weak::upgrade) {
+                        listener.sync(listed, failing.as_ref());
+                        if names.as_deref().is_none_or(|n| listener.interest.wants(n)) {
+                            listener.bump.send_modify(|n| *n += 1);
+                        }
+                    }
+                }
+            }
+        })
+        .abort_handle();
+        let watch = Arc::new(SharedWatch { store, state, task });
+        watches.retain(|_, w| w.strong_count() > 0);
+        let erased: Arc<dyn Any + Send + Sync> = watch.clone();
+        watches.insert(key, Arc::downgrade(&erased));
+        watch
+    }
+
+    /// How many watches the hub runs now.
+    pub fn watches(&self) -> usize {
+        sync::lock(&self.watches)
+            .values()
+            .filter(|w| w.strong_count() > 0)
+            .count()
+    }
+}
+
+/// A run's subscriptions to shared watches, held by its [`Watched`].
+struct Subscriber<'h> {
+    hub: &'h Hub,
+    bump: Arc<watch::Sender<u64>>,
+    health: Shared,
+    interest: Arc<Interest>,
+    held: Vec<Arc<dyn Any + Send + Sync>>,
+}
+
+impl Subscriber<'_> {
+    /// Listens to `watch` as `what` of `side`; its store.
+    fn listen<K>(&mut self, side: Side, what: &'static str, watch: Arc<SharedWatch<K>>) -> Store<K>
+    where
+        K: Resource<DynamicType = ()> + Send + Sync + 'static,
+    {
+        let listener = Arc::new(Listener {
+            key: (side, what),
+            health: self.health.clone(),
+            bump: self.bump.clone(),
+            interest: self.interest.clone(),
+        });
+        {
+            let mut state = sync::lock(&watch.state);
+            listener.sync(state.listed, state.failing.as_ref());
+            state.listeners.push(Arc::downgrade(&listener));
+        }
+        let store = watch.store.clone();
+        self.held.push(watch);
+        self.held.push(listener);
+        store
+    }
+
+    fn side(&mut self, side: Side, member: &Member, at: &Location) -> SideStores {
+        let ns = Some(at.namespace.as_str());
+        let all = watcher::Config::default;
+        let hub = self.hub;
+        let sets = hub.watch(member, "StatefulSets", ns, all(), own_name);
+        let pods = hub.watch(member, "pods", ns, all(), own_name);
+        let claims = hub.watch(member, "PersistentVolumeClaims", ns, all(), own_name);
+        let volumes = hub.watch_api(
+            member,
+            "PersistentVolumes",
+            None,
+            Api::all(member.cluster.client.clone()),
+            all(),
+            volume_names,
+        );
+        let budgets = hub.watch(member, "PodDisruptionBudgets", ns, all(), any_run);
+        SideStores {
+            side,
+            cluster: member.cluster.clone(),
+            at: at.clone(),
+            sets: self.listen(side, "StatefulSets", sets),
+            pods: self.listen(side, "pods", pods),
+            claims: self.listen(side, "PersistentVolumeClaims", claims),
+            volumes: self.listen(side, "PersistentVolumes", volumes),
+            budgets: self.listen(side, "PodDisruptionBudgets", budgets),
+        }
+    }
+}
+
+impl Watched {
+    /// [`Watched::start`] on the shared watches of `hub`: both sides' and the journal's
+    /// (ConfigMaps of the destination's namespace), read by `set`'s names.
+    pub fn start_on(hub: &Hub, members: [&Member; 2], at: [&Location; 2], set: &str) -> Watched {
+        let (bump, changed) = watch::channel(0u64);
+        let mut subscriber = Subscriber {
+            hub,
+            bump: Arc::new(bump),
+            health: Shared::default(),
+            interest: Arc::new(Interest::of(set)),
+            held: Vec::new(),
+        };
+        let source = subscriber.side(Side::Source, members[0], at[0]);
+        let destination = subscriber.side(Side::Destination, members[1], at[1]);
+        let maps = hub.watch(
+            members[1],
+            "ConfigMaps",
+            Some(&at[1].namespace),
+            watcher::Config::default(),
+            own_name,
+        );
+        let journal = subscriber.listen(Side::Destination, "the migration journal", maps);
+        Watched {
+            source,
+            destination,
+            journal,
+            set: set.to_string(),
+            changed,
+            health: subscriber.health,
+            tasks: Vec::new(),
+            expected: subscriber.held.len() / 2,
+            _shared: subscriber.held,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn name() -> impl Strategy<Value = String> {
+        "[a-z]([a-z0-9-]{0,10}[a-z0-9])?"
+    }
+
+    proptest! {
+        /// A run is woken by every event of its own objects: the set, its pods, its claims
+        /// (and the PVs bound to them) and its journal.
+        #[test]
+        fn a_run_hears_of_its_own_objects(set in name(), template in name(), ordinal in 0u32..500) {
+            let interest = Interest::of(&set);
+            for own in [
+                set.clone(),
+                format!("{set}-{ordinal}"),
+                format!("{template}-{set}-{ordinal}"),
+                journal::object_name(&set),
+            ] {
+                prop_assert!(interest.wants(&[own.clone()]), "{own} of {set}");
+            }
+        }
+
+        /// Another set's objects wake it only when that set's name starts with its own.
+        #[test]
+        fn a_run_sleeps_through_other_sets(set in name(), other in name(), ordinal in 0u32..500) {
+            prop_assume!(!other.starts_with(&set) && !other.contains(&format!("-{set}")));
+            prop_assume!(!set.contains(&other) && !set.starts_with("data"));
+            let interest = Interest::of(&set);
+            let pod = format!("{other}-{ordinal}");
+            let claim = format!("data-{other}-{ordinal}");
+            prop_assert!(!interest.wants(std::slice::from_ref(&pod)), "{}", pod);
+            prop_assert!(!interest.wants(std::slice::from_ref(&claim)), "{}", claim);
+        }
+    }
+
+    #[test]
+    fn a_watch_ends_before_the_client_gives_up_reading() {
+        use std::time::Duration;
+        assert_eq!(watch_timeout(None), None);
+        assert_eq!(watch_timeout(Some(Duration::from_secs(30))), Some(25));
+        assert_eq!(watch_timeout(Some(Duration::from_secs(3))), Some(1));
     }
 }
