@@ -615,7 +615,7 @@ fn scrape_endpoint_changes(d: &Diff, endpoints: &str) {
         Some("v1"),
         &format!("{endpoints}[*].basicAuth.username.name"),
         "default-added",
-        "compatible",
+        "changes-stored-data",
         [Some("-"), Some(r#""""#)],
     );
     // x-kubernetes-list-type: atomic added on the selector's arrays: by design no finding.
@@ -883,7 +883,7 @@ fn jobset_findings_match_the_hand_checked_expectations() {
             v,
             &pod(field),
             "default-added",
-            "compatible",
+            "changes-stored-data",
             [Some("-"), Some(default)],
         );
     }
