@@ -13,7 +13,7 @@
 //! - shared pieces: [`cluster`] (kubeconfig and connections), [`manifest`] (the files users
 //!   name), [`error`] (one error type whose variants know their exit codes), `sync` (the one way
 //!   to take a lock, and the process-wide caches), `interrupt` (Ctrl-C, caught where a command
-//!   stops cleanly), `serve` (the HTTP server of `/metrics` and the probes).
+//!   stops cleanly), `serve` (the HTTP server of `/metrics` and the probes), `words` (counts said in words).
 #![forbid(unsafe_code)]
 
 // Public: what the binary, the integration tests, the benchmarks and the fuzz targets use.
@@ -33,5 +33,6 @@ pub mod schema;
 mod serve;
 mod statefulset;
 mod sync;
+mod words;
 
 pub use error::{Error, Result};

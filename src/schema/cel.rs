@@ -45,6 +45,17 @@ pub struct Literals {
     pub integers: Vec<i64>,
     /// Names selected with `.name` (fields, and method names too: harmless for aiming).
     pub fields: Vec<String>,
+    /// Two fields of `self` the rule compares, written `self.a.b == self.c` or with `!=`: the
+    /// property names of each side, and whether they must be equal.
+    pub comparisons: Vec<Comparison>,
+}
+
+/// `self.left == self.right` (`equal`) or `!=`, as property names from `self`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Comparison {
+    pub left: Vec<String>,
+    pub equal: bool,
+    pub right: Vec<String>,
 }
 
 /// One compiled rule.
@@ -196,7 +207,8 @@ impl Rule {
                 lacking.join(", ")
             ));
         }
-        let literals = literals_of(&rule.rule);
+        let mut literals = literals_of(&rule.rule);
+        literals.comparisons = comparisons_of(&rule.rule);
         if references.has_function("matches")
             && literals
                 .strings
@@ -323,6 +335,53 @@ fn literals_of(text: &str) -> Literals {
             continue;
         }
         i += 1;
+    }
+    out
+}
+
+/// The comparisons of two fields of `self` in a rule's text (see [`Comparison`]); a side is
+/// `self` and `.name` selections only, so `self.a[0] == self.b` or `size(self.a) != 0` is none.
+fn comparisons_of(text: &str) -> Vec<Comparison> {
+    // `self.a.b` at `i`: its names and where it ends.
+    let path_at = |i: usize| -> Option<(Vec<String>, usize)> {
+        let rest = &text[i..];
+        let after_self = rest.strip_prefix("self")?;
+        let mut names = Vec::new();
+        let mut end = i + 4;
+        let mut tail = after_self;
+        while let Some(r) = tail.strip_prefix('.') {
+            let len = r.find(|c: char| !is_word(c)).unwrap_or(r.len());
+            if len == 0 {
+                return None;
+            }
+            names.push(unescape(&r[..len]));
+            end += 1 + len;
+            tail = &r[len..];
+        }
+        // A method call or an index ends no plain field.
+        let next = tail.chars().next();
+        (!names.is_empty() && !matches!(next, Some('(' | '['))).then_some((names, end))
+    };
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("self") {
+        if text[..i].chars().next_back().is_some_and(is_word) {
+            continue;
+        }
+        let Some((left, end)) = path_at(i) else {
+            continue;
+        };
+        let rest = text[end..].trim_start();
+        let (equal, rest) = if let Some(r) = rest.strip_prefix("==") {
+            (true, r)
+        } else if let Some(r) = rest.strip_prefix("!=") {
+            (false, r)
+        } else {
+            continue;
+        };
+        let at = text.len() - rest.trim_start().len();
+        if let Some((right, _)) = path_at(at) {
+            out.push(Comparison { left, equal, right });
+        }
     }
     out
 }

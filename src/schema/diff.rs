@@ -44,7 +44,7 @@ pub const RULES: &[(&str, &str)] = &[
     ("deprecated-changed", "informational"),
     (
         "subresources-changed",
-        "breaking where a create stores .status differently or scale is changed; compatible for a status subresource where the baseline's schema has no .status",
+        "changes-stored-data where a status subresource is added (a create drops .status); breaking where it is removed (status updates are refused) or scale is changed; compatible where the baseline's schema has no .status",
     ),
     ("printerColumns-changed", "informational"),
     (
@@ -77,7 +77,10 @@ pub const RULES: &[(&str, &str)] = &[
         "compatible: values added (old clients may read unknown values)",
     ),
     ("enum-changed", "breaking: values added and removed"),
-    ("default-added", "compatible"),
+    (
+        "default-added",
+        "changes-stored-data: an object without the field is stored with the default (on create, on update and when read back)",
+    ),
     (
         "default-removed",
         "changes-stored-data: an object without the field is stored without it (breaking where it is then rejected)",
@@ -549,15 +552,18 @@ fn explain(f: &mut Finding) {
     }
 }
 
-/// What a change of subresources does to clients of the baseline. A status subresource makes
-/// a create drop `.status`: that matters where the baseline's schema has a `.status` to write
-/// (an object is stored differently), not where it has none. A scale subresource removed
-/// breaks `kubectl scale` and autoscalers.
+/// What a change of subresources does to clients of the baseline. A status subresource added
+/// makes a create drop `.status`: every object is accepted as before, but stored without it
+/// (where the baseline's schema has a `.status` to write). One removed also refuses the status
+/// updates a controller of the baseline makes (`PUT .../status`). A scale subresource removed
+/// or changed breaks `kubectl scale` and autoscalers.
 fn subresources_class(base: &VersionDef, other: &VersionDef) -> Class {
     let has = |v: &VersionDef, k: &str| v.subresources.get(k).is_some_and(|x| !x.is_null());
-    if has(base, "status") != has(other, "status") {
+    if has(base, "status") && !has(other, "status") {
+        Class::Breaking
+    } else if !has(base, "status") && has(other, "status") {
         if base.schema.properties.contains_key("status") {
-            Class::Breaking
+            Class::ChangesStoredData
         } else {
             Class::Compatible
         }
@@ -1291,7 +1297,7 @@ fn judge_default(b: &Option<Value>, o: &Option<Value>) -> Verdict {
     match (b, o) {
         (None, Some(v)) => Some((
             Change::Added,
-            Class::Compatible,
+            Class::ChangesStoredData,
             format!("default {} added", short(v)),
         )),
         (Some(v), None) => Some((

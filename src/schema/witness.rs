@@ -41,7 +41,9 @@ pub const OBJECT_NAME: &str = "km-witness";
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
     Property(String),
-    Items,
+    /// A list's items; the witness's value goes in the one at this index (the first, unless
+    /// the baseline's rules refuse it there: JobSet's `dependsOn` on the first job).
+    Items(usize),
     MapValues,
 }
 
@@ -51,7 +53,7 @@ fn steps(path: &str) -> Vec<Step> {
     let mut rest = path;
     while !rest.is_empty() && rest != "." {
         if let Some(r) = rest.strip_prefix("[*]") {
-            out.push(Step::Items);
+            out.push(Step::Items(0));
             rest = r;
         } else if let Some(r) = rest.strip_prefix(".*")
             && (r.is_empty() || r.starts_with('.') || r.starts_with('['))
@@ -72,7 +74,7 @@ fn steps(path: &str) -> Vec<Step> {
 /// The map key witnesses use under `additionalProperties`.
 const MAP_KEY: &str = "km";
 
-/// The path as it is in the witness: the first item, the map key used.
+/// The path as it is in the witness: the item used, the map key used.
 fn concrete(steps: &[Step]) -> String {
     let mut out = String::new();
     for s in steps {
@@ -81,7 +83,7 @@ fn concrete(steps: &[Step]) -> String {
                 out.push('.');
                 out.push_str(p);
             }
-            Step::Items => out.push_str("[0]"),
+            Step::Items(i) => out.push_str(&format!("[{i}]")),
             Step::MapValues => {
                 out.push('.');
                 out.push_str(MAP_KEY);
@@ -95,7 +97,7 @@ fn child<'s>(node: Option<&'s Schema>, step: &Step) -> Option<&'s Schema> {
     let node = node?;
     match step {
         Step::Property(p) => node.properties.get(p),
-        Step::Items => node.items.as_ref(),
+        Step::Items(_) => node.items.as_ref(),
         Step::MapValues => node.map_values(),
     }
 }
@@ -263,6 +265,9 @@ impl Generator {
                         map.entry(name).or_insert(v);
                     }
                 }
+                if self.fill_ruled && depth < MAX_DEPTH {
+                    self.meet_comparisons(s, &mut map, k, depth);
+                }
                 let least = s.min_properties.unwrap_or(0) as usize;
                 // Only as many as minProperties still asks for: an object may have hundreds of
                 // thousands of properties, and this runs for every object a search builds.
@@ -306,6 +311,45 @@ impl Generator {
             }
             Some("boolean") => Value::Bool(k % 2 == 1),
             _ => json!({}),
+        }
+    }
+
+    /// Where the node's own rules compare two of its fields (our StatefulSetMigration's
+    /// `self.source.name != self.destination.name`), the second is made to differ from the
+    /// first (or, for `==`, to equal it where it can).
+    fn meet_comparisons(
+        &mut self,
+        s: &Schema,
+        map: &mut Map<String, Value>,
+        k: usize,
+        depth: usize,
+    ) {
+        for r in &s.validations {
+            let Ok(rule) = &*cel::compiled(r) else {
+                continue;
+            };
+            for c in &rule.literals().comparisons {
+                let node = c.right.iter().try_fold(s, |n, name| n.properties.get(name));
+                let left = field_at(map, &c.left).cloned();
+                let (Some(node), Some(left)) = (node, left) else {
+                    continue;
+                };
+                let Some(right) = field_at_mut(map, &c.right) else {
+                    continue;
+                };
+                if c.equal {
+                    if *right != left && validate_object(node, &left).is_valid() {
+                        *right = left;
+                    }
+                } else {
+                    for n in k + 1..k + 8 {
+                        if *right != left {
+                            break;
+                        }
+                        *right = self.nth(node, n, depth + 1);
+                    }
+                }
+            }
         }
     }
 
@@ -495,6 +539,28 @@ impl Generator {
     }
 }
 
+/// The value at a path of property names in an object's fields.
+fn field_at<'v>(map: &'v Map<String, Value>, names: &[String]) -> Option<&'v Value> {
+    let (first, rest) = names.split_first()?;
+    rest.iter().try_fold(map.get(first)?, |v, name| v.get(name))
+}
+
+fn field_at_mut<'v>(map: &'v mut Map<String, Value>, names: &[String]) -> Option<&'v mut Value> {
+    let (first, rest) = names.split_first()?;
+    rest.iter()
+        .try_fold(map.get_mut(first)?, |v, name| v.get_mut(name))
+}
+
+/// Whether two items of the list `s` count as the same one: equal, or in a map list, equal
+/// in every key.
+fn same_item(s: &Schema, a: &Value, b: &Value) -> bool {
+    if s.list_type.as_deref() == Some("map") && !s.list_map_keys.is_empty() {
+        s.list_map_keys.iter().all(|k| a.get(k) == b.get(k))
+    } else {
+        a == b
+    }
+}
+
 /// Whether the items of an array must differ (sets, maps by key, uniqueItems).
 fn must_differ(s: &Schema) -> bool {
     s.unique_items || matches!(s.list_type.as_deref(), Some("set" | "map"))
@@ -549,7 +615,7 @@ fn place(
     let mut here = match node {
         Some(n) => g.minimal(n),
         None => match first {
-            Step::Items => json!([]),
+            Step::Items(_) => json!([]),
             _ => json!({}),
         },
     };
@@ -560,25 +626,28 @@ fn place(
         Step::MapValues => {
             here.as_object_mut()?.insert(MAP_KEY.into(), below);
         }
-        Step::Items => {
+        Step::Items(at) => {
             let items = here.as_array_mut()?;
-            if items.is_empty() {
-                items.push(below);
-            } else {
-                items[0] = below;
-                // Keeps set and map items distinct from the one placed.
-                if let Some(n) = node
-                    && must_differ(n)
-                {
-                    let placed = items[0].clone();
-                    let mut k = 1;
-                    for i in 1..items.len() {
-                        while items[..i].contains(&items[i]) || items[i] == placed {
-                            items[i] = g.nth(n.items.as_ref()?, k, 1);
-                            k += 1;
-                            if k > 64 {
-                                return None;
-                            }
+            let item = node.and_then(|n| n.items.as_ref());
+            let mut k = 0;
+            while items.len() <= *at {
+                items.push(g.nth(item?, k, 1));
+                k += 1;
+            }
+            items[*at] = below;
+            // Keeps set and map items distinct from the one placed and from each other.
+            if let Some(n) = node
+                && must_differ(n)
+            {
+                for i in (0..items.len()).filter(|i| i != at) {
+                    while (0..items.len())
+                        .filter(|&j| j != i && (j < i || j == *at))
+                        .any(|j| same_item(n, &items[j], &items[i]))
+                    {
+                        items[i] = g.nth(item?, k, 1);
+                        k += 1;
+                        if k > 64 {
+                            return None;
                         }
                     }
                 }
@@ -786,36 +855,45 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
     if let Some(why) = shorter_than_pattern_allows(case, f, &others) {
         return Outcome::None(why);
     }
-    let at = concrete(&case.steps);
     let plans = plans(case, f, &others, &mut g);
-    let mut tried = Vec::new();
-    for (steps, placement) in &plans {
-        if let Some(object) = case.build(&mut g, steps, placement) {
-            tried.push(object);
+    // Rounds of the same candidates, each tried only while the baseline refuses every object
+    // built so far: placed in the first item of each list, then around objects that set what
+    // the baseline's own rules select, then in the second item of one list (the smallest list
+    // whose first item those rules leave alone: JobSet's `dependsOn`).
+    let lists: Vec<usize> = (0..case.steps.len())
+        .filter(|&j| matches!(case.steps[j], Step::Items(_)))
+        .collect();
+    let rounds = [None]
+        .into_iter()
+        .chain(lists.into_iter().map(Some))
+        .flat_map(|second| [(false, second), (true, second)]);
+    let mut tried: Vec<Candidate> = Vec::new();
+    for (fill_ruled, second) in rounds {
+        if tried
+            .iter()
+            .any(|(o, _)| validate_object(case.root, o).is_valid())
+        {
+            break;
         }
-    }
-    // Where the baseline's own rules refuse every smallest object, the same candidates again
-    // around objects that set what those rules select.
-    if !tried
-        .iter()
-        .any(|o| validate_object(case.root, o).is_valid())
-    {
-        g.fill_ruled = true;
+        g.fill_ruled = fill_ruled;
         for (steps, placement) in &plans {
-            if let Some(object) = case.build(&mut g, steps, placement) {
-                tried.push(object);
+            let steps = in_second_item(steps, second);
+            if let Some(object) = case.build(&mut g, &steps, placement) {
+                tried.push((object, in_second_item(&case.steps, second)));
             }
         }
-        g.fill_ruled = false;
     }
+    g.fill_ruled = false;
     // The witness that shows its own finding best: rejected only for reasons at its path if
     // some object is (so an unrelated rule the other source adds does not reject it too), or
     // else at its parent, or for some reason there, or for any.
-    let mut best: Option<(Isolation, usize, &Value, Vec<String>)> = None;
-    for object in &tried {
+    let mut best: Option<(Isolation, usize, &Candidate, Vec<String>)> = None;
+    for candidate in &tried {
+        let (object, path) = candidate;
         if !validate_object(case.root, object).is_valid() {
             continue;
         }
+        let at = concrete(path);
         for &i in &others {
             let Some(other) = case.other_root(i) else {
                 continue;
@@ -826,7 +904,7 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
                 continue;
             };
             if best.as_ref().is_none_or(|(b, ..)| isolation < *b) {
-                best = Some((isolation, i, object, reasons));
+                best = Some((isolation, i, candidate, reasons));
             }
             if isolation == Isolation::OnlyAtPath {
                 break;
@@ -839,14 +917,27 @@ fn search(case: &Case, f: &mut Finding) -> Outcome {
             break;
         }
     }
-    if let Some((_, i, object, reasons)) = best {
-        let short = short_form(object, &case.steps, f);
+    if let Some((_, i, (object, path), reasons)) = best {
+        let short = short_form(object, path, f);
         return found(i, Expect::Rejected, object.clone(), short, reasons);
     }
     Outcome::None(format!(
         "none of {} objects built from the baseline's schema is accepted there and rejected by another source",
         tried.len()
     ))
+}
+
+/// An object built for a search, and the path its value is at.
+type Candidate = (Value, Vec<Step>);
+
+/// `steps` with the list step at `second` (if any, and if `steps` reaches it) placing in the
+/// second item.
+fn in_second_item(steps: &[Step], second: Option<usize>) -> Vec<Step> {
+    let mut steps = steps.to_vec();
+    if let Some(Step::Items(i)) = second.and_then(|j| steps.get_mut(j)) {
+        *i = 1;
+    }
+    steps
 }
 
 /// The properties of `s` that its own CEL rules select (`self.name`).
@@ -1107,7 +1198,7 @@ fn selector_refused(case: &Case, others: &[usize], g: &mut Generator) -> Outcome
 fn value_at<'v>(object: &'v Value, steps: &[Step]) -> Option<&'v Value> {
     steps.iter().try_fold(object, |v, s| match s {
         Step::Property(p) => v.get(p),
-        Step::Items => v.get(0),
+        Step::Items(i) => v.get(i),
         Step::MapValues => v.get(MAP_KEY),
     })
 }
@@ -1129,7 +1220,9 @@ fn short_form(object: &Value, steps: &[Step], f: &Finding) -> String {
     }
 }
 
-/// With a status subresource, a create drops `.status`; without one it is stored.
+/// With a status subresource, a create drops `.status`; without one it is stored. The witness
+/// is an object with a `.status`, as each side stores it; where the other side has no status
+/// subresource, it also refuses the status updates the baseline serves.
 fn status_dropped(case: &Case, others: &[usize], g: &mut Generator) -> Outcome {
     let Some(status) = case.root.properties.get("status") else {
         return Outcome::None("the baseline's schema has no .status to set".into());
@@ -1149,16 +1242,38 @@ fn status_dropped(case: &Case, others: &[usize], g: &mut Generator) -> Outcome {
         return Outcome::None("no object with a status is valid in the baseline".into());
     }
     let has_status = |s: &Value| s.get("status").is_some_and(|v| !v.is_null());
+    let as_stored = |subresource: bool| {
+        let mut o = object.clone();
+        if subresource && let Some(map) = o.as_object_mut() {
+            map.remove("status");
+        }
+        o
+    };
     let base_status = has_status(&case.api.versions[&case.version].subresources);
     for &i in others {
         let Some(other) = case.apis[i].and_then(|a| a.versions.get(&case.version)) else {
             continue;
         };
-        if has_status(&other.subresources) != base_status {
+        let other_status = has_status(&other.subresources);
+        if other_status != base_status {
             let short = format!(".status: {}", short_value(&object["status"]));
-            return found(i, Expect::StoredDifferently, object, short, vec![
-                "the status subresource differs: one source drops .status on create, the other stores it".into(),
-            ]);
+            let reason = if base_status {
+                "no status subresource here: a create stores .status, and status updates (PUT .../status) are refused"
+            } else {
+                "a status subresource here: a create drops .status"
+            };
+            let mut w = witness(
+                i,
+                Expect::StoredDifferently,
+                object.clone(),
+                short,
+                vec![reason.into()],
+            );
+            w.stored = vec![
+                (case.base, as_stored(base_status)),
+                (i, as_stored(other_status)),
+            ];
+            return Outcome::Found(w);
         }
     }
     Outcome::None("the status subresource is the same everywhere".into())
@@ -1704,7 +1819,7 @@ fn instances<'v>(object: &'v Value, steps: &[Step]) -> Vec<&'v Value> {
             .flat_map(|v| -> Vec<&Value> {
                 match s {
                     Step::Property(p) => v.get(p).into_iter().collect(),
-                    Step::Items => v.as_array().map(|a| a.iter().collect()).unwrap_or_default(),
+                    Step::Items(_) => v.as_array().map(|a| a.iter().collect()).unwrap_or_default(),
                     Step::MapValues => v
                         .as_object()
                         .map(|m| m.values().collect())

@@ -1,16 +1,8 @@
 //! PURE: how the statefulset messages say counts and ordinals, so that every message agrees:
 //! "1 replica", "2 replicas"; "ordinal 3", "ordinals 0-2, 5"; "PVC a", "PVCs a, b".
 
-/// `n` and the noun that agrees with it: `1 replica`, `2 replicas`.
-pub fn count(n: impl Into<i64>, one: &str, many: &str) -> String {
-    let n = n.into();
-    format!("{n} {}", noun(n, one, many))
-}
-
-/// The noun that agrees with `n`: `one` for exactly 1, else `many`.
-pub fn noun<'a>(n: impl Into<i64>, one: &'a str, many: &'a str) -> &'a str {
-    if n.into() == 1 { one } else { many }
-}
+// Counts are said alike by every command: one definition, shared (schema-diff says them too).
+pub use crate::words::{count, noun};
 
 /// Ordinals as ranges, ascending, each once: `0-3, 7`.
 pub fn ordinals_text(ordinals: &[i32]) -> String {

@@ -969,3 +969,143 @@ async fn a_transition_rule_added_is_proven_by_an_update_the_other_server_refuses
         "{refused}"
     );
 }
+
+/// A namespaced CRD with a `.spec.size` and a `.status`; `newer` adds a default to the size and
+/// a status subresource.
+fn gadgets_crd(group: &str, newer: bool) -> String {
+    let (default, subresources) = if newer {
+        (", default: 3", "    subresources: {status: {}}\n")
+    } else {
+        ("", "")
+    };
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {{name: gadgets.{group}}}
+spec:
+  group: {group}
+  scope: Namespaced
+  names: {{plural: gadgets, singular: gadget, kind: Gadget}}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+{subresources}    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {{type: integer{default}}}
+          status:
+            type: object
+            properties:
+              ready: {{type: integer}}
+"
+    )
+}
+
+/// `object` created for real in the default namespace (under a generated name), read back with
+/// a GET and deleted: what the server stores and serves, without the server-set metadata.
+async fn created_and_read_back(client: &Client, group: &str, object: &Value) -> Value {
+    let path = format!("/apis/{group}/v1/namespaces/default/gadgets");
+    let mut body = object.clone();
+    body["metadata"] = json!({"generateName": "km-test-"});
+    let request = http::Request::post(&path)
+        .header("Content-Type", "application/json")
+        .body(serde_json::to_vec(&body).unwrap())
+        .unwrap();
+    let created: Value =
+        serde_json::from_str(&client.request_text(request).await.expect("created")).unwrap();
+    let name = created["metadata"]["name"].as_str().unwrap().to_string();
+    let mut read = get(client, &format!("{path}/{name}"))
+        .await
+        .expect("read back");
+    let request = http::Request::delete(format!("{path}/{name}"))
+        .body(Vec::new())
+        .unwrap();
+    client.request_text(request).await.expect("deleted");
+    read.as_object_mut().unwrap().remove("metadata");
+    read
+}
+
+/// A default added and a status subresource added refuse no object, but change what is
+/// stored: both `changes-stored-data`, proven by `--prove`, and each witness stored by the
+/// servers themselves (a real create, read back) as the witness says. The other way round, a
+/// status subresource removed also refuses the status updates the baseline serves: breaking.
+#[tokio::test]
+async fn a_default_and_a_status_subresource_added_are_shown_by_what_each_server_stores() {
+    let (a, b) = (client(CONTEXT_A).await, client(CONTEXT_B).await);
+    let group = format!("t{}.km.example.com", support::unique_suffix());
+    let _in_a = InstalledCrd::install(&a, CONTEXT_A, &gadgets_crd(&group, false)).await;
+    let _in_b = InstalledCrd::install(&b, CONTEXT_B, &gadgets_crd(&group, true)).await;
+    let diff = |contexts: [&str; 2], fail_on: &str| {
+        let out = plugin()
+            .args([
+                "schema-diff",
+                "--context",
+                contexts[0],
+                "--context",
+                contexts[1],
+            ])
+            .arg(format!("gadgets.{group}"))
+            .args(["--prove", "--fail-on", fail_on, "-o", "json"])
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            out.status.code(),
+            report,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+
+    // Nothing breaks: exit 0 by default, 1 where changes-stored-data fails the run.
+    let (code, _, stderr) = diff([CONTEXT_A, CONTEXT_B], "breaking");
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, report, stderr) = diff([CONTEXT_A, CONTEXT_B], "changes-stored-data");
+    assert_eq!(code, Some(1), "exit 1, no defect: {stderr}");
+    let witness = |path: &str, rule: &str| {
+        let f = finding(&report, Some("v1"), path, rule)
+            .unwrap_or_else(|| panic!("no {rule}: {report:#}"));
+        assert_eq!(f["class"], "changes-stored-data", "{f:#}");
+        assert_eq!(f["witness"]["proof"]["verdict"], "proven", "{f:#}");
+        f["witness"].clone()
+    };
+    for w in [
+        witness(".spec.size", "default-added"),
+        witness("", "subresources-changed"),
+    ] {
+        let stored = w["stored"].as_array().unwrap();
+        for (i, c) in [&a, &b].into_iter().enumerate() {
+            let mut predicted = stored[i]["object"].clone();
+            predicted.as_object_mut().unwrap().remove("metadata");
+            assert_eq!(
+                created_and_read_back(c, &group, &w["object"]).await,
+                predicted,
+                "{w:#}"
+            );
+        }
+        assert_ne!(stored[0]["object"], stored[1]["object"], "{w:#}");
+    }
+
+    // The other way round: the status subresource removed.
+    let (code, report, stderr) = diff([CONTEXT_B, CONTEXT_A], "breaking");
+    assert_eq!(code, Some(1), "exit 1, no defect: {stderr}");
+    let f = finding(&report, Some("v1"), "", "subresources-changed")
+        .unwrap_or_else(|| panic!("{report:#}"));
+    assert_eq!(f["class"], "breaking", "{f:#}");
+    assert_eq!(f["witness"]["proof"]["verdict"], "proven", "{f:#}");
+    // What the servers serve: km-b the status endpoint the baseline's controllers write, km-a not.
+    for (c, served) in [(&b, true), (&a, false)] {
+        let resources = get(c, &format!("/apis/{group}/v1")).await.unwrap()["resources"].clone();
+        let names: Vec<&str> = resources
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        assert_eq!(names.contains(&"gadgets/status"), served, "{names:?}");
+    }
+}

@@ -638,3 +638,57 @@ fn on_a_terminal_events_are_readable_coloured_lines_and_ctrl_c_ends_with_0() {
         finished.screen
     );
 }
+
+/// `--fail-on` names the classes the gate and the hook count: with `changes-stored-data`, a
+/// default added on one cluster (an object without the field is stored with it there, and
+/// without it elsewhere) runs `--on-breaking` and ends the watch (`--exit-on breaking`); a
+/// compatible change before it does neither.
+#[test]
+fn fail_on_a_stored_data_class_gates_on_that_change_and_not_on_a_compatible_one() {
+    let installed = Installed::gadgets("f");
+    let (group, api) = (installed.group.clone(), installed.api.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let classes = dir.path().join("classes.txt");
+    let hook = format!("echo \"$CLASS\" >> '{}'", classes.display());
+    let mut watch = Watching::start(
+        &group,
+        &[
+            "--debounce",
+            "200ms",
+            "--fail-on",
+            "changes-stored-data",
+            "--exit-on",
+            "breaking",
+            "--on-breaking",
+            &hook,
+        ],
+    );
+
+    let extra = format!("{FULL}, extra: {{type: string}}");
+    apply(CONTEXT_B, &gadgets(&group, &extra, true));
+    let e = watch.change(&api, CONTEXT_B, "a field added on km-b");
+    assert_eq!(e["class"], "compatible", "{e}");
+    assert!(
+        watch.child.try_wait().unwrap().is_none(),
+        "a compatible change does not end the watch"
+    );
+
+    let defaulted = FULL.replace("size: {type: integer}", "size: {type: integer, default: 3}");
+    apply(CONTEXT_C, &gadgets(&group, &defaulted, true));
+    let e = watch.change(&api, CONTEXT_C, "a default added on km-c");
+    assert_eq!(e["class"], "changes-stored-data", "{e}");
+    assert!(
+        has_finding(&e, "newFindings", ".spec.size", "default-added"),
+        "{e}"
+    );
+    let status = watch.exit_within(
+        Duration::from_secs(30),
+        "a changes-stored-data event with --fail-on changes-stored-data --exit-on breaking",
+    );
+    assert_eq!(status.code(), Some(1), "the gate exits 1");
+    // The hook ran for that event alone.
+    assert_eq!(
+        std::fs::read_to_string(&classes).unwrap(),
+        "changes-stored-data\n"
+    );
+}

@@ -520,7 +520,7 @@ fn witness_dir_gets_one_manifest_per_witness_and_an_unwritable_one_exits_2() {
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert!(
         stderr.contains(&format!(
-            "wrote {} witness manifest(s) to {}",
+            "wrote {} witness manifests to {}",
             expected.len(),
             witnesses.display()
         )),

@@ -18,6 +18,7 @@ use crate::output;
 use crate::schema::load::{BuiltinRef, Selection};
 use crate::schema::report::ApiReport;
 use crate::schema::{self, Compared, FailOn, Mode, Outcome, Request, diff};
+use crate::words::count;
 
 /// --fail-on's words, with the help clap shows for each; the domain's [`FailOn`] reads them.
 fn fail_on_parser() -> PossibleValuesParser {
@@ -377,8 +378,9 @@ fn show_comparison(
         output::log(
             0,
             format!(
-                "--prove: {} of {} witness(es) proven on the servers",
-                proofs.proven, proofs.asked
+                "--prove: {} of {} proven on the servers",
+                proofs.proven,
+                count(proofs.asked as i64, "witness", "witnesses")
             ),
         );
         proofs.defects.len()
@@ -388,8 +390,12 @@ fn show_comparison(
         output::log(
             0,
             format!(
-                "wrote {} witness manifest(s) to {}",
-                compared.witness_files.len(),
+                "wrote {} to {}",
+                count(
+                    compared.witness_files.len() as i64,
+                    "witness manifest",
+                    "witness manifests"
+                ),
                 dir.display()
             ),
         );
@@ -397,7 +403,8 @@ fn show_comparison(
     output::print(&compared.report, format)?;
     if defects > 0 {
         output::warn(format!(
-            "DEFECT in kubectl-migrate: for {defects} witness(es) the servers contradict the local judgement (see \"disagrees\" in the report); please report it"
+            "DEFECT in kubectl-migrate: for {} the servers contradict the local judgement (see \"disagrees\" in the report); please report it",
+            count(defects as i64, "witness", "witnesses")
         ));
     }
     Ok(compared.exit_code())

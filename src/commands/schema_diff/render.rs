@@ -8,6 +8,7 @@ use crate::schema::diff::Class;
 use crate::schema::model::version_priority;
 use crate::schema::report::{ApiReport, FindingReport, ObjectReport, Report};
 use crate::schema::source::Origin;
+use crate::words::count;
 
 /// Shorter names for the table; JSON keeps the schema keywords.
 fn short_attribute(attribute: &str) -> &str {
@@ -273,8 +274,8 @@ impl ApiReport {
         let mut lines = Vec::new();
         if lcd.exists {
             lines.push(format!(
-                "LCD: exists; {} field(s) dropped",
-                lcd.dropped.len()
+                "LCD: exists; {} dropped",
+                count(lcd.dropped.len() as i64, "field", "fields")
             ));
         } else {
             lines.push("LCD: none".to_string());
@@ -305,11 +306,16 @@ impl Report {
         let s = &self.summary;
         // Short lines: prose is not cut to the terminal as table cells are.
         format!(
-            "{} of {} API(s) differ across {} sources.\n{}.\n\
+            "{} of {} {} across {}.\n{}.\n\
              Judged from {}; failing (--fail-on {}): {}.",
             s.apis_with_differences,
-            s.apis,
-            self.sources.len(),
+            count(s.apis as i64, "API", "APIs"),
+            if s.apis_with_differences == 1 {
+                "differs"
+            } else {
+                "differ"
+            },
+            count(self.sources.len() as i64, "source", "sources"),
             tally(|c| match c {
                 Class::Breaking => s.breaking,
                 Class::Unproven => s.unproven,
@@ -453,8 +459,12 @@ impl Tabular for ObjectReport {
                 reasons.extend(r.server_message.clone());
                 if !r.unchecked.is_empty() {
                     reasons.push(format!(
-                        "{} CEL rule(s)/format(s) not checked locally",
-                        r.unchecked.len()
+                        "{} not checked locally",
+                        count(
+                            r.unchecked.len() as i64,
+                            "CEL rule or format",
+                            "CEL rules or formats"
+                        )
                     ));
                 }
                 table.add_row(vec![

@@ -200,3 +200,35 @@ fn a_rule_is_compiled_once_and_kept() {
     let Ok(c) = &*compiled(&r) else { panic!() };
     assert_eq!(c.literals().integers, [1]);
 }
+
+#[test]
+fn comparisons_of_two_fields_are_read_from_the_text() {
+    let names = |v: &[&str]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+    let rule = "self.source.name != self.destination.name || (has(self.source.__namespace__) ? self.source.__namespace__ : '') != ''";
+    assert_eq!(
+        comparisons_of(rule),
+        [Comparison {
+            left: names(&["source", "name"]),
+            equal: false,
+            right: names(&["destination", "name"]),
+        }]
+    );
+    assert_eq!(
+        comparisons_of("self.a==self.b.c"),
+        [Comparison {
+            left: names(&["a"]),
+            equal: true,
+            right: names(&["b", "c"]),
+        }]
+    );
+    for none in [
+        "self.a[0] == self.b",
+        "size(self.a) != size(self.b)",
+        "self.a.size() == self.b",
+        "self == oldSelf",
+        "myself.a == self.b",
+        "self.a == 'x'",
+    ] {
+        assert_eq!(comparisons_of(none), [], "{none}");
+    }
+}

@@ -341,7 +341,7 @@ fn default_added_removed_changed() {
             "v1",
             ".spec.a",
             "default-added",
-            Compatible,
+            ChangesStoredData,
             &[Some("-"), Some("1")],
         )],
     );
@@ -1355,7 +1355,7 @@ fn deprecated_changed_is_informational() {
 }
 
 #[test]
-fn subresources_changed_is_breaking_where_a_create_stores_status_differently() {
+fn subresources_changed_is_classed_by_what_a_create_stores_and_what_is_served() {
     // The baseline's schema has no .status: a status subresource changes nothing its clients
     // can write.
     check(
@@ -1376,14 +1376,26 @@ fn subresources_changed_is_breaking_where_a_create_stores_status_differently() {
         "properties: {status: {type: object, properties: {n: {type: integer}}}, spec:",
     );
     let extra = format!("{with_status}    subresources: {{status: {{}}}}\n");
+    // Added: every object is accepted as before, but a create drops its .status.
     check(
         &diff_of(&[&crd_versions(&with_status), &crd_versions(&extra)], 0),
         &[(
             "v1",
             "",
             "subresources-changed",
-            Breaking,
+            ChangesStoredData,
             &[Some("null"), Some(r#"{"status":{}}"#)],
+        )],
+    );
+    // Removed: the status updates the baseline serves are refused.
+    check(
+        &diff_of(&[&crd_versions(&extra), &crd_versions(&with_status)], 0),
+        &[(
+            "v1",
+            "",
+            "subresources-changed",
+            Breaking,
+            &[Some(r#"{"status":{}}"#), Some("null")],
         )],
     );
 }
@@ -1641,7 +1653,7 @@ fn every_rule_in_the_catalogue_is_tested() {
         version_only_in_another_source_is_added,
         storage_version_changed_is_informational,
         deprecated_changed_is_informational,
-        subresources_changed_is_breaking_where_a_create_stores_status_differently,
+        subresources_changed_is_classed_by_what_a_create_stores_and_what_is_served,
         printer_columns_changed_is_informational,
         selectable_fields_removed_changes_selection_and_added_is_compatible,
         conversion_changed_is_informational,

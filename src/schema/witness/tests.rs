@@ -296,9 +296,30 @@ fn a_status_subresource_added_is_shown_by_a_status_dropped_on_create() {
     let spec = "{type: object}";
     let a = crd(spec);
     let b = crd_with("Namespaced", "v1", spec, "    subresources: {status: {}}\n");
-    let w = witnessed(&a, &b, "subresources-changed");
+    let w = witnessed_as(&a, &b, "subresources-changed", Class::ChangesStoredData);
     assert_eq!(w.expect, Expect::StoredDifferently);
     assert_eq!(w.object["status"], json!({"count": 0}));
+    // As each side stores it: the baseline with the status, the other without.
+    assert_eq!(w.stored.len(), 2);
+    assert_eq!(w.stored[0], (0, w.object.clone()));
+    assert_eq!(w.stored[1].0, 1);
+    assert!(w.stored[1].1.get("status").is_none(), "{}", w.stored[1].1);
+    assert_eq!(w.stored[1].1["metadata"], w.object["metadata"]);
+    // Removed: the same object, stored the other way round.
+    let back = witnessed(&b, &a, "subresources-changed");
+    assert!(back.stored[0].1.get("status").is_none());
+    assert_eq!(back.stored[1], (1, back.object.clone()));
+}
+
+#[test]
+fn a_default_added_is_shown_by_the_object_without_the_field_as_each_side_stores_it() {
+    let a = crd("{type: object, properties: {size: {type: integer}}}");
+    let b = crd("{type: object, properties: {size: {type: integer, default: 3}}}");
+    let w = witnessed_as(&a, &b, "default-added", Class::ChangesStoredData);
+    assert_eq!(w.expect, Expect::StoredDifferently);
+    assert!(w.object["spec"].get("size").is_none(), "{}", w.object);
+    assert_eq!(w.stored[0].1["spec"], json!({}));
+    assert_eq!(w.stored[1].1["spec"], json!({"size": 3}));
 }
 
 #[test]
@@ -350,7 +371,7 @@ fn paths_are_read_and_written_step_by_step() {
         [
             Step::Property("spec".into()),
             Step::Property("rules".into()),
-            Step::Items,
+            Step::Items(0),
             Step::Property("matches".into()),
             Step::MapValues,
             Step::Property("name".into()),
@@ -650,4 +671,45 @@ fn a_baseline_whose_rules_refuse_its_smallest_object_is_searched_around_what_the
     let w = witnessed(&a, &b, "field-removed");
     assert_eq!(w.short, ".spec.coordinator: \"a\"");
     assert_eq!(w.object["spec"]["jobs"], json!([{}]), "{}", w.object);
+}
+
+/// Our own StatefulSetMigration: its rule `self.source.name != self.destination.name || ...`
+/// refuses the smallest object (both names `a`), so the search fills the two compared fields
+/// with distinct values, and a breaking change to it has a witness.
+#[test]
+fn a_rule_comparing_two_fields_gets_distinct_values_in_our_own_crd() {
+    let released =
+        include_str!("../../../api/released/statefulsetmigrations.kubectl-migrate.io.yaml");
+    let narrowed = released.replacen("maxLength: 253", "maxLength: 3", 1);
+    assert_ne!(released, narrowed);
+    let (a, b) = (api_yaml(released), api_yaml(&narrowed));
+    let found = findings_of(&[Some(&a), Some(&b)]);
+    let f = found
+        .iter()
+        .find(|f| f.rule() == "maxLength-narrowed")
+        .unwrap();
+    let w = f.witness.as_ref().unwrap_or_else(|| panic!("{f:#?}"));
+    let spec = &w.object["spec"];
+    assert!(
+        spec["statefulSetName"]
+            .as_str()
+            .is_some_and(|s| s.len() > 3),
+        "{spec}"
+    );
+    assert_ne!(
+        spec["source"]["name"], spec["destination"]["name"],
+        "{spec}"
+    );
+    assert!(validate_object(root(&a), &w.object).is_valid());
+    assert!(!validate_object(root(&b), &w.object).is_valid());
+}
+
+/// A rule that asks two fields to be equal gets them equal.
+#[test]
+fn a_rule_asking_two_fields_equal_gets_equal_values() {
+    let spec = "{type: object, required: [a, b, c], x-kubernetes-validations: [{rule: 'self.a == self.b'}], properties: {a: {type: string, minLength: 2}, b: {type: string}, c: {type: integer}}}";
+    let a = crd(spec);
+    let b = crd(&spec.replace("c: {type: integer}", "c: {type: integer, minimum: 5}"));
+    let w = witnessed(&a, &b, "minimum-narrowed");
+    assert_eq!(w.object["spec"]["a"], w.object["spec"]["b"], "{}", w.object);
 }

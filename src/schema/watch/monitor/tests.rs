@@ -47,8 +47,10 @@ impl Listener for Heard {
     }
 
     fn ready(&mut self, report: &Report) -> Result<()> {
-        self.0
-            .push(format!("ready with {} api(s)", report.apis.len()));
+        self.0.push(format!(
+            "ready with {}",
+            crate::words::count(report.apis.len() as i64, "API", "APIs")
+        ));
         Ok(())
     }
 
@@ -102,7 +104,7 @@ async fn the_first_lists_are_the_initial_state_and_a_reapply_is_no_change() {
         heard.take(),
         [
             "api widgets.example.com findings Some(0) baseline a",
-            "ready with 1 api(s)"
+            "ready with 1 API"
         ]
     );
     assert_eq!(monitor.due(), None, "the first lists are no change");
