@@ -110,7 +110,7 @@ pub async fn run(options: Options) -> Result<()> {
         client: client.clone(),
         holder,
         drivers: Mutex::default(),
-        checks: Mutex::default(),
+        checks: checks::Checks::default(),
         metrics,
     });
     let migrations: Api<StatefulSetMigration> = match &options.namespace {
@@ -516,6 +516,20 @@ async fn read_kubeconfig(
     name: &str,
     key: &str,
 ) -> std::result::Result<Target, String> {
+    read_kubeconfig_hashed(ctx, namespace, what, name, key)
+        .await
+        .map(|(target, _)| target)
+}
+
+/// [`read_kubeconfig`], and a hash of the kubeconfig's text: equal hashes, the same cluster
+/// and credentials (a Secret whose kubeconfig is replaced gets a new hash).
+async fn read_kubeconfig_hashed(
+    ctx: &Context,
+    namespace: &str,
+    what: &str,
+    name: &str,
+    key: &str,
+) -> std::result::Result<(Target, u64), String> {
     let secrets: Api<Secret> = Api::namespaced(ctx.client.clone(), namespace);
     let shown = format!("Secret {namespace}/{name}");
     let secret = match secrets.get_opt(name).await {
@@ -542,7 +556,14 @@ async fn read_kubeconfig(
             "{shown} has no key {key}; the {what}'s kubeconfig goes under {key}"
         ));
     };
+    let hash = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        text.hash(&mut hasher);
+        hasher.finish()
+    };
     cluster::resolve_text(&text, format!("{shown} key {key}"))
+        .map(|target| (target, hash))
         .map_err(|e| format!("the {what}'s kubeconfig in {shown}: {}", e.report()))
 }
 
