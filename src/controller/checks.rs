@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::api::{APICompatibility, APICompatibilityStatus, MemberStatus};
 use super::compat::{self, Verdict};
-use super::decide::{self, Wanted};
+use super::decide::{self, Truth, Wanted};
 use super::{Context, ReconcileError, key, patch_status, publish, read_kubeconfig_hashed, record};
 use crate::cluster::Cluster;
 use crate::schema::FailOn;
@@ -138,7 +138,7 @@ pub(super) async fn apply(
         publish(ctx, obj, EventType::Warning, "InvalidSpec", &message).await;
         let wanted = Wanted {
             type_: "Compatible",
-            status: false,
+            status: Truth::False,
             reason: "InvalidSpec",
             message,
         };
@@ -188,10 +188,12 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
         .without_max_times()
         .build();
     let mut apis: Option<BTreeMap<String, ApiState>> = None;
+    let mut compared_at: Option<String> = None;
     loop {
         let (up, down) = connect(&obj, &ctx).await;
         let members = statuses(&names, &down);
-        if down.is_empty() {
+        // The members as they answer now, once the watch has ended (or could not start).
+        let members = if down.is_empty() {
             let request = compat::request(spec, up.iter().map(|(_, m)| m.target.clone()).collect());
             // Each member under the name this check gives it, on the feed every check shares.
             let clusters: Vec<Cluster> = up
@@ -213,6 +215,7 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
                 members,
                 fail_on: fail_on.clone(),
                 baseline: baseline.clone(),
+                compared_at: compared_at.take(),
                 tx: tx.clone(),
             };
             let mut stop = stopped.clone();
@@ -230,6 +233,7 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
             if listener.ready {
                 apis = Some(listener.apis);
             }
+            compared_at = listener.compared_at;
             match ended {
                 Ok(_) => break,
                 Err(e) => {
@@ -241,13 +245,19 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
                     if down.is_empty() {
                         down = names.iter().map(|n| (n.clone(), why.clone())).collect();
                     }
-                    let members = statuses(&names, &down);
-                    let _ = tx.send(compat::verdict(apis.as_ref(), &fail_on, &baseline, members));
+                    statuses(&names, &down)
                 }
             }
         } else {
-            let _ = tx.send(compat::verdict(apis.as_ref(), &fail_on, &baseline, members));
-        }
+            members
+        };
+        let _ = tx.send(compat::verdict(
+            apis.as_ref(),
+            &fail_on,
+            &baseline,
+            members,
+            compared_at.as_deref(),
+        ));
         let wait = backoff.next().unwrap_or(RETRY_MAX);
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
@@ -356,16 +366,22 @@ struct Checker {
     members: Vec<MemberStatus>,
     fail_on: FailOn,
     baseline: String,
+    /// When the APIs were last compared with every member answering.
+    compared_at: Option<String>,
     tx: mpsc::UnboundedSender<Verdict>,
 }
 
 impl Checker {
-    fn tell(&self) {
+    fn tell(&mut self) {
+        if self.members.iter().all(|m| m.reachable) {
+            self.compared_at = Some(engine::timestamp());
+        }
         let verdict = compat::verdict(
             Some(&self.apis),
             &self.fail_on,
             &self.baseline,
             self.members.clone(),
+            self.compared_at.as_deref(),
         );
         let _ = self.tx.send(verdict);
     }
@@ -470,12 +486,12 @@ async fn write(
     patch_status(obj, ctx, status).await?;
     for w in wanted {
         let was = previous.conditions.iter().find(|c| c.type_ == w.type_);
-        let status = if w.status { "True" } else { "False" };
+        let status = w.status.as_str();
         if was.is_some_and(|c| c.status == status) {
             continue;
         }
-        ctx.metrics.flip(w.type_, w.status);
-        let type_ = if w.status {
+        ctx.metrics.flip(w.type_, status);
+        let type_ = if w.status == Truth::True {
             EventType::Normal
         } else {
             EventType::Warning

@@ -43,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::statefulset::lease::{self, Held};
 use crate::statefulset::{self, Event, Interrupt, Operator, Outcome, Plan, StepGate, StepPhase};
 use api::{APICompatibility, Phase, StatefulSetMigration, StatefulSetMigrationStatus};
-use decide::Wanted;
+use decide::{Truth, Wanted};
 
 /// Kept on each resource until the controller has stopped its run at a safe point.
 pub const FINALIZER: &str = "kubectl-migrate.io/stop-safely";
@@ -470,9 +470,9 @@ async fn settle(
     message: &str,
     last_error: Option<String>,
 ) -> std::result::Result<(), ReconcileError> {
-    let condition = |type_, status| Wanted {
+    let condition = |type_, status: bool| Wanted {
         type_,
-        status,
+        status: status.into(),
         reason,
         message: message.to_string(),
     };
@@ -607,13 +607,13 @@ async fn start(obj: &StatefulSetMigration, ctx: &Arc<Context>, settings: statefu
                 &[
                     Wanted {
                         type_: "Progressing",
-                        status: true,
+                        status: Truth::True,
                         reason: "Running",
                         message: message.clone(),
                     },
                     Wanted {
                         type_: "Ready",
-                        status: false,
+                        status: Truth::False,
                         reason: "Running",
                         message: message.clone(),
                     },

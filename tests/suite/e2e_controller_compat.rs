@@ -341,6 +341,22 @@ async fn a_members_api_server_stopped_and_restarted_flips_reachable_and_back() {
         unreachable.message
     );
     support::assert_in_words("the Reachable condition", &unreachable.message);
+    // The verdict it cannot renew is not kept as if fresh.
+    let (stale, _) = conditions
+        .wait("Compatible", "Unknown", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(stale.reason, "MemberUnreachable");
+    assert!(
+        stale.message.starts_with(&format!(
+            "not compared while member {down} does not answer; the last comparison, at "
+        )) && stale.message.ends_with(&format!(
+            ": no finding of class breaking in 1 API of {}, {down} (baseline {})",
+            scene.members[0], scene.members[0]
+        )),
+        "{}",
+        stale.message
+    );
+    support::assert_in_words("the Compatible condition", &stale.message);
     let members = obj.status.unwrap().members;
     assert_eq!(members.len(), 2, "{members:?}");
     assert!(members[0].reachable && !members[1].reachable, "{members:?}");
@@ -355,6 +371,9 @@ async fn a_members_api_server_stopped_and_restarted_flips_reachable_and_back() {
         .await;
     assert_eq!(back.reason, "MembersAnswer");
     assert!(obj.status.unwrap().members.iter().all(|m| m.reachable));
+    conditions
+        .wait("Compatible", "True", LIMIT, &scene.controller)
+        .await;
     let reasons = event_reasons(&scene.management, &scene.home.name, "outage").await;
     assert!(
         reasons.iter().any(|r| r == "MemberUnreachable"),
