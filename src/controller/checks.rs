@@ -1,11 +1,13 @@
 //! The I/O of [`APICompatibility`] resources: per resource one *check*, a task that reads the
-//! members' kubeconfig Secrets, connects, and runs `schema::watch::run` (the engine of
-//! `schema-diff --watch`: one CRD watcher and one probe per member, the debounce, the same
-//! comparison) with a [`Listener`] that turns what it sees into the status, through
-//! [`compat::verdict`]. A member that cannot be reached at the start is retried with backoff;
+//! members' kubeconfig Secrets and runs `schema::watch::run_shared` (the engine of
+//! `schema-diff --watch`: the debounce, the same comparison) with a [`Listener`] that turns
+//! what it sees into the status, through [`compat::verdict`]. The members are shared: one
+//! client, one CRD watcher and one probe per member cluster ([`Member`]), followed by every
+//! check that names it. A member that cannot be reached at the start is retried with backoff;
 //! one that goes away later is the engine's `source-lost`, and its return `source-back`.
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::future::Future;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use backon::BackoffBuilder;
@@ -17,8 +19,8 @@ use tokio::sync::{mpsc, watch};
 
 use super::api::{APICompatibility, APICompatibilityStatus, MemberStatus};
 use super::compat::{self, Verdict};
-use super::decide::{self, Wanted};
-use super::{Context, ReconcileError, key, patch_status, publish, read_kubeconfig, record};
+use super::decide::{self, Truth, Wanted};
+use super::{Context, ReconcileError, key, patch_status, publish, read_kubeconfig_hashed, record};
 use crate::cluster::Cluster;
 use crate::schema::FailOn;
 use crate::schema::report::Report;
@@ -40,11 +42,71 @@ impl Check {
     }
 }
 
-pub(super) type Checks = tokio::sync::Mutex<HashMap<String, Check>>;
+/// The checks running, by resource, and the member clusters they follow.
+#[derive(Default)]
+pub(super) struct Checks {
+    running: tokio::sync::Mutex<HashMap<String, Check>>,
+    members: Members,
+}
+
+/// A member cluster as every check naming it follows it: one client, one CRD watch and one
+/// probe, whatever number of checks name it. Held by those checks only: it stops (its tasks
+/// end) when the last check that names it stops or stops naming it.
+pub(super) struct Member {
+    cluster: Cluster,
+    target: crate::cluster::Target,
+    feed: engine::SharedFeed,
+}
+
+/// Which member clusters are one: the same kubeconfig in the same Secret. A Secret whose
+/// kubeconfig changes is a new member; checks still on the old one keep it until they restart.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct MemberKey {
+    namespace: String,
+    secret: String,
+    key: String,
+    kubeconfig: u64,
+}
+
+/// The members followed now, each behind its own lock so that two checks naming the same one
+/// connect once, and one member slow to answer holds up no other.
+#[derive(Default)]
+struct Members(std::sync::Mutex<HashMap<MemberKey, Arc<tokio::sync::Mutex<Weak<Member>>>>>);
+
+impl Members {
+    /// The member for `key`: the one followed now, else `connect()`ed and followed from now.
+    async fn get_or_connect<F>(&self, key: MemberKey, connect: F) -> Result<Arc<Member>, String>
+    where
+        F: Future<Output = Result<Member, String>>,
+    {
+        let slot = {
+            let mut slots = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            // Members no check follows any more (their slots idle) are forgotten.
+            slots.retain(|_, slot| {
+                Arc::strong_count(slot) > 1 || slot.try_lock().is_ok_and(|m| m.strong_count() > 0)
+            });
+            slots.entry(key).or_default().clone()
+        };
+        let mut member = slot.lock().await;
+        if let Some(m) = member.upgrade() {
+            return Ok(m);
+        }
+        let m = Arc::new(connect.await?);
+        *member = Arc::downgrade(&m);
+        Ok(m)
+    }
+}
 
 /// Stops every check (the controller is shutting down or lost the lead).
 pub(super) async fn stop_all(ctx: &Context) {
-    let checks: Vec<Check> = ctx.checks.lock().await.drain().map(|(_, c)| c).collect();
+    let checks: Vec<Check> = ctx
+        .checks
+        .running
+        .lock()
+        .await
+        .drain()
+        .map(|(_, c)| c)
+        .collect();
     for c in checks {
         c.stop().await;
     }
@@ -58,7 +120,7 @@ pub(super) async fn apply(
 ) -> std::result::Result<Action, ReconcileError> {
     let generation = obj.meta().generation;
     let old = {
-        let mut checks = ctx.checks.lock().await;
+        let mut checks = ctx.checks.running.lock().await;
         match checks.get(&key(obj)) {
             Some(c) if c.generation == generation && !c.task.is_finished() => {
                 return Ok(Action::await_change());
@@ -76,7 +138,7 @@ pub(super) async fn apply(
         publish(ctx, obj, EventType::Warning, "InvalidSpec", &message).await;
         let wanted = Wanted {
             type_: "Compatible",
-            status: false,
+            status: Truth::False,
             reason: "InvalidSpec",
             message,
         };
@@ -85,7 +147,7 @@ pub(super) async fn apply(
     }
     let (stop, stopped) = watch::channel(false);
     let task = tokio::spawn(check(obj.clone(), ctx.clone(), stopped));
-    ctx.checks.lock().await.insert(
+    ctx.checks.running.lock().await.insert(
         key(obj),
         Check {
             generation,
@@ -101,7 +163,7 @@ pub(super) async fn cleanup(
     obj: &APICompatibility,
     ctx: &Context,
 ) -> std::result::Result<Action, ReconcileError> {
-    let check = ctx.checks.lock().await.remove(&key(obj));
+    let check = ctx.checks.running.lock().await.remove(&key(obj));
     if let Some(c) = check {
         c.stop().await;
     }
@@ -126,12 +188,23 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
         .without_max_times()
         .build();
     let mut apis: Option<BTreeMap<String, ApiState>> = None;
+    let mut compared_at: Option<String> = None;
     loop {
-        let (clusters, down) = connect(&obj, &ctx).await;
+        let (up, down) = connect(&obj, &ctx).await;
         let members = statuses(&names, &down);
-        if down.is_empty() {
-            let request = compat::request(spec, clusters.iter().map(|(_, t)| t.clone()).collect());
-            let clusters: Vec<Cluster> = clusters.into_iter().map(|(c, _)| c).collect();
+        // The members as they answer now, once the watch has ended (or could not start).
+        let members = if down.is_empty() {
+            let request = compat::request(spec, up.iter().map(|(_, m)| m.target.clone()).collect());
+            // Each member under the name this check gives it, on the feed every check shares.
+            let clusters: Vec<Cluster> = up
+                .iter()
+                .map(|(name, m)| {
+                    let mut cluster = m.cluster.clone();
+                    cluster.context = name.clone();
+                    cluster
+                })
+                .collect();
+            let feeds: Vec<&engine::SharedFeed> = up.iter().map(|(_, m)| &m.feed).collect();
             let settings = engine::Settings {
                 debounce: compat::DEBOUNCE,
                 show_informational: false,
@@ -142,12 +215,13 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
                 members,
                 fail_on: fail_on.clone(),
                 baseline: baseline.clone(),
+                compared_at: compared_at.take(),
                 tx: tx.clone(),
             };
             let mut stop = stopped.clone();
-            let ended = engine::run(
+            let ended = engine::run_shared(
                 &clusters,
-                Vec::new(),
+                &feeds,
                 &request,
                 &settings,
                 &mut listener,
@@ -159,6 +233,7 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
             if listener.ready {
                 apis = Some(listener.apis);
             }
+            compared_at = listener.compared_at;
             match ended {
                 Ok(_) => break,
                 Err(e) => {
@@ -170,13 +245,19 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
                     if down.is_empty() {
                         down = names.iter().map(|n| (n.clone(), why.clone())).collect();
                     }
-                    let members = statuses(&names, &down);
-                    let _ = tx.send(compat::verdict(apis.as_ref(), &fail_on, &baseline, members));
+                    statuses(&names, &down)
                 }
             }
         } else {
-            let _ = tx.send(compat::verdict(apis.as_ref(), &fail_on, &baseline, members));
-        }
+            members
+        };
+        let _ = tx.send(compat::verdict(
+            apis.as_ref(),
+            &fail_on,
+            &baseline,
+            members,
+            compared_at.as_deref(),
+        ));
         let wait = backoff.next().unwrap_or(RETRY_MAX);
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
@@ -221,27 +302,43 @@ fn statuses(names: &[String], down: &HashMap<String, String>) -> Vec<MemberStatu
         .collect()
 }
 
-/// Every member's client (named as the spec names it), or why each that failed did.
+/// Every member (with the name the spec gives it), followed by this check along with every
+/// other that names it, or why each that failed did.
 async fn connect(
     obj: &APICompatibility,
     ctx: &Context,
-) -> (
-    Vec<(Cluster, crate::cluster::Target)>,
-    HashMap<String, String>,
-) {
+) -> (Vec<(String, Arc<Member>)>, HashMap<String, String>) {
     let namespace = obj.namespace().unwrap_or_default();
     let namespace = namespace.as_str();
     let attempts = obj.spec.members.iter().map(|m| async move {
         let (secret, _, key) = m.secret();
         let what = format!("member {}", m.name);
-        let target = read_kubeconfig(ctx, namespace, &what, &secret, key).await?;
-        // Watches are long requests: no read timeout; outages are found by the probes.
-        let mut cluster = target
-            .connect(Duration::ZERO)
-            .await
-            .map_err(|e| e.report())?;
-        cluster.context = m.name.clone();
-        Ok::<_, String>((cluster, target))
+        let (target, kubeconfig) =
+            read_kubeconfig_hashed(ctx, namespace, &what, &secret, key).await?;
+        let id = MemberKey {
+            namespace: namespace.to_string(),
+            secret,
+            key: key.to_string(),
+            kubeconfig,
+        };
+        let member = ctx.checks.members.get_or_connect(id, async move {
+            // Watches are long requests: no read timeout; outages are found by the probe.
+            let cluster = target
+                .connect(Duration::ZERO)
+                .await
+                .map_err(|e| e.report())?;
+            let feed = engine::SharedFeed::start(
+                &cluster,
+                crate::schema::load::CRD_PAGE_SIZE,
+                compat::PROBE_TIMEOUT,
+            );
+            Ok(Member {
+                cluster,
+                target,
+                feed,
+            })
+        });
+        Ok::<_, String>((m.name.clone(), member.await?))
     });
     let mut up = Vec::new();
     let mut down = HashMap::new();
@@ -269,16 +366,22 @@ struct Checker {
     members: Vec<MemberStatus>,
     fail_on: FailOn,
     baseline: String,
+    /// When the APIs were last compared with every member answering.
+    compared_at: Option<String>,
     tx: mpsc::UnboundedSender<Verdict>,
 }
 
 impl Checker {
-    fn tell(&self) {
+    fn tell(&mut self) {
+        if self.members.iter().all(|m| m.reachable) {
+            self.compared_at = Some(engine::timestamp());
+        }
         let verdict = compat::verdict(
             Some(&self.apis),
             &self.fail_on,
             &self.baseline,
             self.members.clone(),
+            self.compared_at.as_deref(),
         );
         let _ = self.tx.send(verdict);
     }
@@ -383,12 +486,12 @@ async fn write(
     patch_status(obj, ctx, status).await?;
     for w in wanted {
         let was = previous.conditions.iter().find(|c| c.type_ == w.type_);
-        let status = if w.status { "True" } else { "False" };
+        let status = w.status.as_str();
         if was.is_some_and(|c| c.status == status) {
             continue;
         }
-        ctx.metrics.flip(w.type_, w.status);
-        let type_ = if w.status {
+        ctx.metrics.flip(w.type_, status);
+        let type_ = if w.status == Truth::True {
             EventType::Normal
         } else {
             EventType::Warning

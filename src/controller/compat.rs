@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::api::{APICompatibilitySpec, MemberStatus};
-use super::decide::{Wanted, foreign_secret};
+use super::decide::{Truth, Wanted, foreign_secret};
 use crate::cluster::Target;
 use crate::output::counted;
 use crate::schema::load::Selection;
@@ -87,14 +87,39 @@ pub struct Verdict {
 }
 
 /// The verdict: `apis` is `None` until every member has listed its CRDs once (no `Compatible`
-/// yet); `members` says which answer.
+/// yet); `members` says which answer. While one does not, `Compatible` is Unknown: the APIs
+/// are as of `compared_at`, the last comparison with every member answering.
 pub fn verdict(
     apis: Option<&BTreeMap<String, ApiState>>,
     fail_on: &FailOn,
     baseline: &str,
     members: Vec<MemberStatus>,
+    compared_at: Option<&str>,
 ) -> Verdict {
-    let compatible = apis.map(|apis| compatible(apis, fail_on, baseline, &members));
+    let compatible = apis.map(|apis| {
+        let fresh = compatible(apis, fail_on, baseline, &members);
+        let down: Vec<&str> = members
+            .iter()
+            .filter(|m| !m.reachable)
+            .map(|m| m.name.as_str())
+            .collect();
+        if down.is_empty() {
+            return fresh;
+        }
+        Wanted {
+            type_: "Compatible",
+            status: Truth::Unknown,
+            reason: "MemberUnreachable",
+            message: format!(
+                "not compared while {} {} {} not answer; the last comparison{}: {}",
+                if down.len() == 1 { "member" } else { "members" },
+                down.join(", "),
+                if down.len() == 1 { "does" } else { "do" },
+                compared_at.map(|t| format!(", at {t}")).unwrap_or_default(),
+                fresh.message
+            ),
+        }
+    });
     Verdict {
         incompatible_findings: apis.map(|a| incompatible(a, fail_on).count() as i64),
         apis: apis.map(|a| a.len() as i64),
@@ -130,7 +155,7 @@ fn compatible(
     if found.is_empty() {
         return Wanted {
             type_: "Compatible",
-            status: true,
+            status: Truth::True,
             reason: "NoIncompatibleFinding",
             message: format!(
                 "no finding of class {classes} in {} of {} (baseline {baseline})",
@@ -159,7 +184,7 @@ fn compatible(
     }
     Wanted {
         type_: "Compatible",
-        status: false,
+        status: Truth::False,
         reason: "IncompatibleFindings",
         message,
     }
@@ -203,7 +228,7 @@ fn reachable(members: &[MemberStatus]) -> Wanted {
     if down.is_empty() {
         return Wanted {
             type_: "Reachable",
-            status: true,
+            status: Truth::True,
             reason: "MembersAnswer",
             message: format!(
                 "every member's API server answers ({})",
@@ -217,7 +242,7 @@ fn reachable(members: &[MemberStatus]) -> Wanted {
     }
     Wanted {
         type_: "Reachable",
-        status: false,
+        status: Truth::False,
         reason: "MemberUnreachable",
         message: format!(
             "{} {} not answer: {}; the comparison resumes when {} back",
@@ -309,15 +334,21 @@ mod tests {
             finding(Class::Breaking, ".spec.size"),
             finding(Class::Compatible, ".spec.name"),
         ]);
-        let v = verdict(Some(&found), &fail_on, "a", members.clone());
+        let v = verdict(Some(&found), &fail_on, "a", members.clone(), None);
         let c = v.compatible.unwrap();
-        assert!(!c.status);
+        assert_eq!(c.status, Truth::False);
         assert_eq!(
             c.message,
             "1 finding of class breaking between a, b (baseline a): widgets.example.com v1 .spec.size: .spec.size maximum lowered from 10 to 5 in b (breaking)"
         );
         assert_eq!(v.incompatible_findings, Some(1));
-        let fine = verdict(Some(&apis(Vec::new())), &fail_on, "a", members.clone());
+        let fine = verdict(
+            Some(&apis(Vec::new())),
+            &fail_on,
+            "a",
+            members.clone(),
+            None,
+        );
         assert_eq!(
             fine.compatible.unwrap().message,
             "no finding of class breaking in 1 API of a, b (baseline a)"
@@ -327,7 +358,7 @@ mod tests {
                 .map(|i| finding(Class::Breaking, &format!(".spec.f{i}")))
                 .collect(),
         );
-        let m = verdict(Some(&many), &fail_on, "a", members)
+        let m = verdict(Some(&many), &fail_on, "a", members, None)
             .compatible
             .unwrap();
         assert!(
@@ -341,20 +372,35 @@ mod tests {
 
     #[test]
     fn an_unreachable_member_is_named_with_the_reason() {
-        let v = verdict(
-            None,
-            &FailOn::default(),
-            "a",
-            vec![
-                member("a", true, None),
-                member("b", false, Some("connection refused")),
-            ],
-        );
+        let members = vec![
+            member("a", true, None),
+            member("b", false, Some("connection refused")),
+        ];
+        let v = verdict(None, &FailOn::default(), "a", members.clone(), None);
         assert_eq!(v.compatible, None, "no comparison before the first lists");
-        assert!(!v.reachable.status);
+        assert_eq!(v.reachable.status, Truth::False);
         assert_eq!(
             v.reachable.message,
             "1 member does not answer: b: connection refused; the comparison resumes when it is back"
+        );
+        let stale = verdict(
+            Some(&apis(Vec::new())),
+            &FailOn::default(),
+            "a",
+            members,
+            Some("2026-12-07T14:50:00Z"),
+        )
+        .compatible
+        .unwrap();
+        assert_eq!(
+            stale.status,
+            Truth::Unknown,
+            "a verdict it cannot renew is not kept"
+        );
+        assert_eq!(stale.reason, "MemberUnreachable");
+        assert_eq!(
+            stale.message,
+            "not compared while member b does not answer; the last comparison, at 2026-12-07T14:50:00Z: no finding of class breaking in 1 API of a, b (baseline a)"
         );
     }
 
@@ -374,11 +420,13 @@ mod tests {
             let fail_on = FailOn::parse(&words).unwrap();
             let findings: Vec<FindingReport> = classes.iter().enumerate().map(|(i, c)| finding(*c, &format!(".spec.f{i}"))).collect();
             let members: Vec<MemberStatus> = up.iter().enumerate().map(|(i, u)| member(&format!("m{i}"), *u, (!u).then_some("refused"))).collect();
-            let v = verdict(Some(&apis(findings)), &fail_on, "m0", members);
+            let v = verdict(Some(&apis(findings)), &fail_on, "m0", members, None);
             let failing = classes.iter().filter(|c| fail_on.fails(**c)).count();
-            prop_assert_eq!(v.compatible.unwrap().status, failing == 0);
+            let unknown = !up.iter().all(|u| *u);
+            let expected = if unknown { Truth::Unknown } else { Truth::from(failing == 0) };
+            prop_assert_eq!(v.compatible.unwrap().status, expected);
             prop_assert_eq!(v.incompatible_findings, Some(failing as i64));
-            prop_assert_eq!(v.reachable.status, up.iter().all(|u| *u));
+            prop_assert_eq!(v.reachable.status, Truth::from(!unknown));
         }
     }
 }

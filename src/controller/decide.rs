@@ -168,11 +168,36 @@ pub fn standby_retries(error: &crate::error::Error) -> bool {
         || crate::statefulset::is_transient(error)
 }
 
+/// A condition's status, as metav1.Condition spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Truth {
+    True,
+    False,
+    /// The controller cannot tell now (e.g. a member it must ask does not answer).
+    Unknown,
+}
+
+impl Truth {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Truth::True => "True",
+            Truth::False => "False",
+            Truth::Unknown => "Unknown",
+        }
+    }
+}
+
+impl From<bool> for Truth {
+    fn from(b: bool) -> Truth {
+        if b { Truth::True } else { Truth::False }
+    }
+}
+
 /// One condition as the controller wants it now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Wanted {
     pub type_: &'static str,
-    pub status: bool,
+    pub status: Truth,
     pub reason: &'static str,
     pub message: String,
 }
@@ -191,7 +216,7 @@ pub fn conditions(
         .cloned()
         .collect();
     for w in wanted {
-        let status = if w.status { "True" } else { "False" };
+        let status = w.status.as_str();
         let since = previous
             .iter()
             .find(|c| c.type_ == w.type_ && c.status == status)
@@ -351,13 +376,13 @@ mod tests {
             const TYPES: [&str; 3] = ["Ready", "Progressing", "Paused"];
             let mut previous = Vec::new();
             for (t, s) in before {
-                let wanted = [Wanted { type_: TYPES[t], status: s, reason: "Before", message: "before".into() }];
+                let wanted = [Wanted { type_: TYPES[t], status: s.into(), reason: "Before", message: "before".into() }];
                 previous = conditions(&previous, &wanted, Some(1), &time(1_000));
             }
             let mut wanted: Vec<Wanted> = Vec::new();
             for (t, s) in after {
                 if !wanted.iter().any(|w| w.type_ == TYPES[t]) {
-                    wanted.push(Wanted { type_: TYPES[t], status: s, reason: "After", message: "after".into() });
+                    wanted.push(Wanted { type_: TYPES[t], status: s.into(), reason: "After", message: "after".into() });
                 }
             }
             let next = conditions(&previous, &wanted, Some(generation), &time(2_000));
@@ -366,7 +391,7 @@ mod tests {
             prop_assert_eq!(types.len(), next.len());
             for w in &wanted {
                 let c = next.iter().find(|c| c.type_ == w.type_).unwrap();
-                let status = if w.status { "True" } else { "False" };
+                let status = w.status.as_str();
                 prop_assert_eq!(&c.status, status);
                 prop_assert_eq!(c.observed_generation, Some(generation));
                 let same = previous.iter().any(|p| p.type_ == w.type_ && p.status == status);

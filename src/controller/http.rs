@@ -48,11 +48,11 @@ impl Metrics {
             .inc();
     }
 
-    pub fn flip(&self, condition: &str, status: bool) {
+    pub fn flip(&self, condition: &str, status: &str) {
         self.flips
             .get_or_create(&FlipLabels {
                 condition: condition.to_string(),
-                status: if status { "True" } else { "False" }.to_string(),
+                status: status.to_string(),
             })
             .inc();
     }

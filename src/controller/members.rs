@@ -26,9 +26,15 @@ pub struct Members {
 /// `namespace/name/key`) and what it holds; the kubeconfig itself is only hashed, so the
 /// identity can be logged.
 pub fn identity(secret: &str, kubeconfig: &str) -> String {
+    format!("{secret}#{:016x}", kubeconfig_hash(kubeconfig))
+}
+
+/// A hash of a kubeconfig's text: equal hashes, the same cluster and credentials, without
+/// keeping the credentials.
+pub fn kubeconfig_hash(kubeconfig: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     kubeconfig.hash(&mut hasher);
-    format!("{secret}#{:016x}", hasher.finish())
+    hasher.finish()
 }
 
 impl Members {

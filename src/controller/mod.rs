@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::statefulset::lease::{self, Held};
 use crate::statefulset::{self, Event, Interrupt, Operator, Outcome, Plan, StepGate, StepPhase};
 use api::{APICompatibility, Phase, StatefulSetMigration, StatefulSetMigrationStatus};
-use decide::Wanted;
+use decide::{Truth, Wanted};
 
 /// Kept on each resource until the controller has stopped its run at a safe point.
 pub const FINALIZER: &str = "kubectl-migrate.io/stop-safely";
@@ -114,7 +114,7 @@ pub async fn run(options: Options) -> Result<()> {
         client: client.clone(),
         holder,
         drivers: Mutex::default(),
-        checks: Mutex::default(),
+        checks: checks::Checks::default(),
         metrics,
         members: members::Members::default(),
     });
@@ -475,9 +475,9 @@ async fn settle(
     message: &str,
     last_error: Option<String>,
 ) -> std::result::Result<(), ReconcileError> {
-    let condition = |type_, status| Wanted {
+    let condition = |type_, status: bool| Wanted {
         type_,
-        status,
+        status: status.into(),
         reason,
         message: message.to_string(),
     };
@@ -581,6 +581,20 @@ async fn read_kubeconfig_text(
     Ok((text, shown))
 }
 
+/// [`read_kubeconfig`], and a hash of the kubeconfig's text: equal hashes, the same cluster
+/// and credentials (a Secret whose kubeconfig is replaced gets a new hash).
+async fn read_kubeconfig_hashed(
+    ctx: &Context,
+    namespace: &str,
+    what: &str,
+    name: &str,
+    key: &str,
+) -> std::result::Result<(Target, u64), String> {
+    let (text, shown) = read_kubeconfig_text(ctx, namespace, what, name, key).await?;
+    let target = resolve_kubeconfig(&text, what, &shown, key)?;
+    Ok((target, members::kubeconfig_hash(&text)))
+}
+
 /// Starts the resource's driver: the run, and the status and Events it tells.
 async fn start(
     obj: &StatefulSetMigration,
@@ -626,13 +640,13 @@ async fn start(
                 &[
                     Wanted {
                         type_: "Progressing",
-                        status: true,
+                        status: Truth::True,
                         reason: "Running",
                         message: message.clone(),
                     },
                     Wanted {
                         type_: "Ready",
-                        status: false,
+                        status: Truth::False,
                         reason: "Running",
                         message: message.clone(),
                     },

@@ -7,11 +7,13 @@
 //! - `feed`: per cluster, a kube-runtime watcher of its CRDs and a probe (I/O);
 //! - `monitor`: the sources as last seen, the debounce, and what recomputes on a change (no I/O);
 //! - `listener`: what a watch tells its [`Listener`], and the settings it is given;
+//! - `shared`: one cluster's feed followed by several watches (a controller's checks);
 //! - `engine`: the loop that feeds the monitor and ends at `stop` or when the listener says so.
 mod engine;
 mod feed;
 mod listener;
 mod monitor;
+mod shared;
 
 use serde::Serialize;
 
@@ -19,9 +21,10 @@ use super::diff::{self, Class};
 use super::lcd::Manifest;
 use super::load::{self, Selection};
 use super::report::{ApiReport, FindingReport};
-pub use engine::{run, watch};
+pub use engine::{run, run_shared, watch};
 pub use feed::Unanswered;
 pub use listener::{ApiUpdate, Ended, Flow, Listener, Note, Settings};
+pub use shared::SharedFeed;
 
 /// The version of the NDJSON event lines (`-o json`).
 pub const EVENT_SCHEMA_VERSION: u32 = 1;

@@ -341,6 +341,22 @@ async fn a_members_api_server_stopped_and_restarted_flips_reachable_and_back() {
         unreachable.message
     );
     support::assert_in_words("the Reachable condition", &unreachable.message);
+    // The verdict it cannot renew is not kept as if fresh.
+    let (stale, _) = conditions
+        .wait("Compatible", "Unknown", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(stale.reason, "MemberUnreachable");
+    assert!(
+        stale.message.starts_with(&format!(
+            "not compared while member {down} does not answer; the last comparison, at "
+        )) && stale.message.ends_with(&format!(
+            ": no finding of class breaking in 1 API of {}, {down} (baseline {})",
+            scene.members[0], scene.members[0]
+        )),
+        "{}",
+        stale.message
+    );
+    support::assert_in_words("the Compatible condition", &stale.message);
     let members = obj.status.unwrap().members;
     assert_eq!(members.len(), 2, "{members:?}");
     assert!(members[0].reachable && !members[1].reachable, "{members:?}");
@@ -355,9 +371,114 @@ async fn a_members_api_server_stopped_and_restarted_flips_reachable_and_back() {
         .await;
     assert_eq!(back.reason, "MembersAnswer");
     assert!(obj.status.unwrap().members.iter().all(|m| m.reachable));
+    conditions
+        .wait("Compatible", "True", LIMIT, &scene.controller)
+        .await;
     let reasons = event_reasons(&scene.management, &scene.home.name, "outage").await;
     assert!(
         reasons.iter().any(|r| r == "MemberUnreachable"),
         "an Event when it went: {reasons:?}"
     );
+}
+
+/// The CRD watches member `context`'s API server serves now, from its own gauge.
+fn crd_watches(context: &str) -> u64 {
+    let out = kubectl(&["--context", context, "get", "--raw", "/metrics"]);
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            l.starts_with("apiserver_longrunning_requests{")
+                && l.contains("resource=\"customresourcedefinitions\"")
+                && l.contains("verb=\"WATCH\"")
+        })
+        .map(|l| {
+            let value = l.rsplit(' ').next().unwrap_or_default();
+            value.parse::<f64>().unwrap_or_else(|_| panic!("{l}")) as u64
+        })
+        .sum()
+}
+
+/// `kubectl delete` of the APICompatibility resources `names` in `namespace` of km-c.
+fn delete_checks(namespace: &str, names: &[&str]) {
+    let mut args = vec![
+        "--context",
+        CONTEXT_C,
+        "-n",
+        namespace,
+        "delete",
+        "apicompat",
+    ];
+    args.extend(names);
+    let deleted = kubectl(&args);
+    assert!(deleted.status.success(), "{deleted:?}");
+}
+
+/// Waits until member `context` serves `want` CRD watches.
+async fn wait_for_crd_watches(context: &str, want: u64, controller: &Controller) {
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    let mut seen = Vec::new();
+    loop {
+        let now = crd_watches(context);
+        if now == want {
+            return;
+        }
+        if seen.last() != Some(&now) {
+            seen.push(now);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{context} did not come to {want} CRD watches within {LIMIT:?}; it served {seen:?}\ncontroller log:\n{}",
+            controller.log()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn checks_naming_the_same_members_share_one_crd_watch_per_member() {
+    // km-outage is this test's alone while it holds it: its API server's gauge of CRD watches
+    // moves by the controller's only (km-a's moves with the other tests too).
+    let _outage = support::take_outage_cluster().await;
+    let scene = Scene::new("compat-shared", &["a", support::OUTAGE_CLUSTER]).await;
+    let shared = scene.members[1].clone();
+    let before = crd_watches(&shared);
+    let names = ["first", "second", "third"];
+    let mut checks = Vec::new();
+    for name in names {
+        checks.push(scene.check(name).await);
+    }
+    for conditions in &mut checks {
+        conditions
+            .wait("Compatible", "True", LIMIT, &scene.controller)
+            .await;
+    }
+
+    // Every check hears the change, so every watch it follows is established: one.
+    scene.widgets_in(&shared, 5);
+    for conditions in &mut checks {
+        let (incompatible, _) = conditions
+            .wait("Compatible", "False", LIMIT, &scene.controller)
+            .await;
+        assert_eq!(incompatible.reason, "IncompatibleFindings");
+    }
+    assert_eq!(
+        crd_watches(&shared),
+        before + 1,
+        "three checks of {shared} follow one CRD watch of it\ncontroller log:\n{}",
+        scene.controller.log()
+    );
+
+    // Two checks go; the third still follows the member, on the same watch.
+    let ns = scene.home.name.as_str();
+    delete_checks(ns, &names[..2]);
+    scene.widgets_in(&shared, 10);
+    checks[2]
+        .wait("Compatible", "True", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(crd_watches(&shared), before + 1);
+
+    // The last check naming the member goes: so does the watch.
+    delete_checks(ns, &names[2..]);
+    wait_for_crd_watches(&shared, before, &scene.controller).await;
 }

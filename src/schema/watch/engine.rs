@@ -11,6 +11,7 @@ use tokio::time::Instant;
 use super::feed::{Feeds, Signal};
 use super::listener::{Ended, Flow, Listener, Note, Settings};
 use super::monitor::Monitor;
+use super::shared::SharedFeed;
 use crate::cluster::{Cluster, DEFAULT_CONNECT_TIMEOUT};
 use crate::error::{Error, Result};
 use crate::schema::source::{Origin, SourceSchemas};
@@ -46,11 +47,42 @@ pub async fn run(
     listener: &mut impl Listener,
     stop: impl Future<Output = ()>,
 ) -> Result<Ended> {
-    let probe_timeout = if request.request_timeout.is_zero() {
+    let fed = Feeds::start(clusters, request.chunk_size, probe_timeout(request));
+    follow(clusters, fed, files, request, settings, listener, stop).await
+}
+
+/// [`run`] on feeds other watches may follow too (`shared[i]` follows `clusters[i]`).
+pub async fn run_shared(
+    clusters: &[Cluster],
+    shared: &[&SharedFeed],
+    request: &Request,
+    settings: &Settings,
+    listener: &mut impl Listener,
+    stop: impl Future<Output = ()>,
+) -> Result<Ended> {
+    let fed = Feeds::shared(shared);
+    follow(clusters, fed, Vec::new(), request, settings, listener, stop).await
+}
+
+/// How long a probe waits for an answer: the request's timeout, else the connect timeout.
+fn probe_timeout(request: &Request) -> Duration {
+    if request.request_timeout.is_zero() {
         DEFAULT_CONNECT_TIMEOUT
     } else {
         request.request_timeout
-    };
+    }
+}
+
+/// The watch of [`run`], on the feeds `fed` of `clusters`.
+async fn follow(
+    clusters: &[Cluster],
+    (feeds, mut signals): (Feeds, tokio::sync::mpsc::Receiver<(usize, Signal)>),
+    files: Vec<SourceSchemas>,
+    request: &Request,
+    settings: &Settings,
+    listener: &mut impl Listener,
+    stop: impl Future<Output = ()>,
+) -> Result<Ended> {
     let watched = clusters
         .iter()
         .map(|c| SourceSchemas {
@@ -64,7 +96,6 @@ pub async fn run(
         })
         .collect();
     let mut monitor = Monitor::new(watched, files, request, settings);
-    let (feeds, mut signals) = Feeds::start(clusters, request.chunk_size, probe_timeout);
     // The initial state: every cluster's first complete list. Probes answered meanwhile are
     // taken in after it, so that no event comes before the initial report.
     let mut answered = Vec::new();

@@ -10,6 +10,7 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Notify, mpsc};
 
+use super::shared::SharedFeed;
 use crate::cluster::{Cluster, describe_kube_error};
 use crate::duration::humanize;
 
@@ -36,11 +37,15 @@ pub enum Unanswered {
     Failed(#[source] kube::Error),
     #[error("no answer within {}", humanize(*.0))]
     Timeout(Duration),
+    /// Another watch's probe of the same cluster got no answer, for this reason.
+    #[error("{0}")]
+    Heard(String),
 }
 
 /// The feeds of the watched clusters: per cluster a task forwarding its watcher's events and one
 /// probing it, each with a bell the engine rings (start the watch afresh; probe now). The tasks
 /// end when this is dropped.
+#[derive(Default)]
 pub(super) struct Feeds {
     rewatch: Vec<Arc<Notify>>,
     probe_now: Vec<Arc<Notify>>,
@@ -57,11 +62,7 @@ impl Feeds {
         probe_timeout: Duration,
     ) -> (Feeds, mpsc::Receiver<(usize, Signal)>) {
         let (signals, received) = mpsc::channel(256);
-        let mut feeds = Feeds {
-            rewatch: Vec::new(),
-            probe_now: Vec::new(),
-            tasks: tokio::task::JoinSet::new(),
-        };
+        let mut feeds = Feeds::default();
         for (i, cluster) in clusters.iter().enumerate() {
             let (rewatch, probe_now) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
             feeds.tasks.spawn(forward_watch(
@@ -80,6 +81,27 @@ impl Feeds {
             ));
             feeds.rewatch.push(rewatch);
             feeds.probe_now.push(probe_now);
+        }
+        (feeds, received)
+    }
+
+    /// Follows `shared`, one feed per cluster that other watches may follow too; the signals
+    /// arrive tagged with the feed's index, as with [`Feeds::start`].
+    pub fn shared(shared: &[&SharedFeed]) -> (Feeds, mpsc::Receiver<(usize, Signal)>) {
+        let (signals, received) = mpsc::channel(256);
+        let mut feeds = Feeds::default();
+        for (i, feed) in shared.iter().enumerate() {
+            let mut heard = feed.follow();
+            let signals = signals.clone();
+            feeds.tasks.spawn(async move {
+                while let Some(signal) = heard.recv().await {
+                    if signals.send((i, signal)).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            feeds.rewatch.push(feed.rewatch());
+            feeds.probe_now.push(feed.probe_now());
         }
         (feeds, received)
     }
@@ -112,7 +134,7 @@ fn crd_watcher(
 
 /// Sends cluster `index`'s watcher events to `signals`; starts the watcher afresh (a new list)
 /// when `restart` is notified.
-async fn forward_watch(
+pub(super) async fn forward_watch(
     index: usize,
     client: kube::Client,
     page_size: usize,
@@ -137,7 +159,7 @@ async fn forward_watch(
 
 /// Asks the cluster for its version every [`PROBE_EVERY`] (or when told to), under `timeout`,
 /// and sends whether it answered.
-async fn probe(
+pub(super) async fn probe(
     index: usize,
     client: kube::Client,
     timeout: Duration,
