@@ -124,7 +124,7 @@ pub enum Error {
     ConfirmationNeeded { action: String },
 
     /// The person at the terminal did not let the command go on: a question answered no, or
-    /// Ctrl-C at a question or a health check. The text says what stopped and what was left.
+    /// Ctrl-C at a question. The text says what stopped and what was left.
     #[error("{0}")]
     Cancelled(String),
 

@@ -520,19 +520,6 @@ async fn read_kubeconfigs(
     Ok(((source, destination), identities))
 }
 
-/// The kubeconfig of `what` (the source cluster, member b) in Secret `name` of `namespace`,
-/// under `key`: a problem in words, which never repeats the Secret's contents.
-async fn read_kubeconfig(
-    ctx: &Context,
-    namespace: &str,
-    what: &str,
-    name: &str,
-    key: &str,
-) -> std::result::Result<Target, String> {
-    let (text, shown) = read_kubeconfig_text(ctx, namespace, what, name, key).await?;
-    resolve_kubeconfig(&text, what, &shown, key)
-}
-
 /// The kubeconfig `text` of `what`, read from `shown` (the Secret) under `key`.
 fn resolve_kubeconfig(
     text: &str,
@@ -544,7 +531,8 @@ fn resolve_kubeconfig(
         .map_err(|e| format!("the {what}'s kubeconfig in {shown}: {}", e.report()))
 }
 
-/// [`read_kubeconfig`]'s text, and the Secret as messages name it.
+/// The kubeconfig's text in Secret `name` of `namespace` under `key`, and the Secret as
+/// messages name it: a problem in words, which never repeats the Secret's contents.
 async fn read_kubeconfig_text(
     ctx: &Context,
     namespace: &str,
@@ -581,7 +569,8 @@ async fn read_kubeconfig_text(
     Ok((text, shown))
 }
 
-/// [`read_kubeconfig`], and a hash of the kubeconfig's text: equal hashes, the same cluster
+/// The kubeconfig of `what` (the source cluster, member b) in Secret `name` of `namespace`,
+/// under `key`, and a hash of its text: equal hashes, the same cluster
 /// and credentials (a Secret whose kubeconfig is replaced gets a new hash).
 async fn read_kubeconfig_hashed(
     ctx: &Context,

@@ -687,7 +687,7 @@ impl Run<'_> {
             Err(e) => {
                 operator.event(event(StepPhase::Failed, elapsed, None, Some(e.to_string())));
                 Err(match e {
-                    // Ctrl-C reached a running health check too: still a clean stop.
+                    // Stopped by the person at the terminal: still a clean stop.
                     Error::Cancelled(reason) => self.stopped(reason, operator),
                     stop @ (Error::Stopped { .. }
                     | Error::Unsafe { .. }

@@ -686,7 +686,7 @@ mod tests {
                 format!("{template}-{set}-{ordinal}"),
                 journal::object_name(&set),
             ] {
-                prop_assert!(interest.wants(&[own.clone()]), "{own} of {set}");
+                prop_assert!(interest.wants(std::slice::from_ref(&own)), "{own} of {set}");
             }
         }
 

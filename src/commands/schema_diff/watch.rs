@@ -140,8 +140,8 @@ impl Listener for Shell {
         output::log(
             0,
             format!(
-                "watching the CRDs of {} cluster(s); changes follow (Ctrl-C to stop)",
-                clusters.len()
+                "watching the CRDs of {}; changes follow (Ctrl-C to stop)",
+                crate::words::count(clusters.len() as i64, "cluster", "clusters")
             ),
         );
         Ok(())
