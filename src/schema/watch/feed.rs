@@ -10,7 +10,6 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::sync::{Notify, mpsc};
 
-use super::shared::SharedFeed;
 use crate::cluster::{Cluster, describe_kube_error};
 use crate::duration::humanize;
 
@@ -85,25 +84,17 @@ impl Feeds {
         (feeds, received)
     }
 
-    /// Follows `shared`, one feed per cluster that other watches may follow too; the signals
-    /// arrive tagged with the feed's index, as with [`Feeds::start`].
-    pub fn shared(shared: &[&SharedFeed]) -> (Feeds, mpsc::Receiver<(usize, Signal)>) {
-        let (signals, received) = mpsc::channel(256);
-        let mut feeds = Feeds::default();
-        for (i, feed) in shared.iter().enumerate() {
-            let mut heard = feed.follow();
-            let signals = signals.clone();
-            feeds.tasks.spawn(async move {
-                while let Some(signal) = heard.recv().await {
-                    if signals.send((i, signal)).await.is_err() {
-                        return;
-                    }
-                }
-            });
-            feeds.rewatch.push(feed.rewatch());
-            feeds.probe_now.push(feed.probe_now());
-        }
-        (feeds, received)
+    /// Adds a feed whose signals `forward` sends on (a shared feed's: see `shared.rs`), with
+    /// the bells that start its watch afresh and probe it now.
+    pub(super) fn adopt(
+        &mut self,
+        forward: impl std::future::Future<Output = ()> + Send + 'static,
+        rewatch: Arc<Notify>,
+        probe_now: Arc<Notify>,
+    ) {
+        self.tasks.spawn(forward);
+        self.rewatch.push(rewatch);
+        self.probe_now.push(probe_now);
     }
 
     /// Starts cluster `i`'s watch afresh: a new list now, rather than when its backoff ends.

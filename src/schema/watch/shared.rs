@@ -13,7 +13,7 @@ use kube::api::DynamicObject;
 use kube::runtime::watcher::{self, Event};
 use tokio::sync::{Notify, mpsc};
 
-use super::feed::{Signal, Unanswered, forward_watch, probe};
+use super::feed::{Feeds, Signal, Unanswered, forward_watch, probe};
 use crate::cluster::{Cluster, describe_kube_error};
 
 /// A cluster's CRD watcher and probe, followed by any number of watches.
@@ -189,6 +189,29 @@ fn copy_kube_error(e: &kube::Error) -> kube::Error {
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 struct Heard(String);
+
+// Here rather than in feed.rs: a feed knows nothing of sharing (modules of a domain form no cycle).
+impl Feeds {
+    /// Follows `shared`, one feed per cluster that other watches may follow too; the signals
+    /// arrive tagged with the feed's index, as with [`Feeds::start`].
+    pub fn shared(shared: &[&SharedFeed]) -> (Feeds, mpsc::Receiver<(usize, Signal)>) {
+        let (signals, received) = mpsc::channel(256);
+        let mut feeds = Feeds::default();
+        for (i, feed) in shared.iter().enumerate() {
+            let mut heard = feed.follow();
+            let signals = signals.clone();
+            let forward = async move {
+                while let Some(signal) = heard.recv().await {
+                    if signals.send((i, signal)).await.is_err() {
+                        return;
+                    }
+                }
+            };
+            feeds.adopt(forward, feed.rewatch(), feed.probe_now());
+        }
+        (feeds, received)
+    }
+}
 
 #[cfg(test)]
 mod tests {
