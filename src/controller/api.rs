@@ -7,7 +7,7 @@
 //! `migrations`) shows the state at a glance through the printer columns.
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -241,6 +241,11 @@ pub struct APICompatibilitySpec {
     /// The API groups whose CRDs are compared.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
+    /// Only CRDs whose labels match, as a Deployment's selector matches its Pods' (with names
+    /// and groups, a CRD must match all three). A CRD whose labels change is compared, or
+    /// left out, from the next change seen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
     /// The finding classes that make the members incompatible, as `schema-diff --fail-on`
     /// takes them: breaking (the default), unproven, changes-stored-data, changes-selection,
     /// any, none.

@@ -44,6 +44,28 @@ pub fn problems(spec: &APICompatibilitySpec, namespace: &str) -> Vec<String> {
     if let Err(why) = FailOn::parse(&spec.fail_on) {
         problems.push(why.replacen("--fail-on", "spec.failOn", 1));
     }
+    let expressions = spec
+        .selector
+        .iter()
+        .flat_map(|s| s.match_expressions.iter().flatten());
+    for (i, e) in expressions.enumerate() {
+        let values = e.values.as_deref().unwrap_or_default();
+        let at = format!("spec.selector.matchExpressions[{i}]");
+        match e.operator.as_str() {
+            "In" | "NotIn" if values.is_empty() => problems.push(format!(
+                "{at}: operator {} needs at least one value",
+                e.operator
+            )),
+            "Exists" | "DoesNotExist" if !values.is_empty() => problems.push(format!(
+                "{at}: operator {} takes no values; remove them",
+                e.operator
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => problems.push(format!(
+                "{at}: operator {other:?} is not one of In, NotIn, Exists, DoesNotExist"
+            )),
+        }
+    }
     for name in spec.names.iter().filter(|n| !n.contains('.')) {
         problems.push(format!(
             "spec.names {name:?} is not a CRD name: use the full name, plural.group (e.g. widgets.example.com)"
@@ -63,6 +85,7 @@ pub fn request(spec: &APICompatibilitySpec, targets: Vec<Target>) -> Request {
         selection: Selection {
             names: spec.names.clone(),
             groups: spec.groups.clone(),
+            labels: spec.selector.clone().and_then(|s| s.try_into().ok()),
             builtins: Vec::new(),
         },
         ignore: spec.ignore.iter().cloned().collect(),
@@ -96,30 +119,42 @@ pub fn verdict(
     members: Vec<MemberStatus>,
     compared_at: Option<&str>,
 ) -> Verdict {
-    let compatible = apis.map(|apis| {
-        let fresh = compatible(apis, fail_on, baseline, &members);
-        let down: Vec<&str> = members
-            .iter()
-            .filter(|m| !m.reachable)
-            .map(|m| m.name.as_str())
-            .collect();
-        if down.is_empty() {
-            return fresh;
+    let down: Vec<&str> = members
+        .iter()
+        .filter(|m| !m.reachable)
+        .map(|m| m.name.as_str())
+        .collect();
+    let not_answering = format!(
+        "{} {} {} not answer",
+        if down.len() == 1 { "member" } else { "members" },
+        down.join(", "),
+        if down.len() == 1 { "does" } else { "do" },
+    );
+    let unknown = |message: String| Wanted {
+        type_: "Compatible",
+        status: Truth::Unknown,
+        reason: "MemberUnreachable",
+        message,
+    };
+    let compatible = match apis {
+        Some(apis) => {
+            let fresh = compatible(apis, fail_on, baseline, &members);
+            Some(if down.is_empty() {
+                fresh
+            } else {
+                unknown(format!(
+                    "not compared while {not_answering}; the last comparison{}: {}",
+                    compared_at.map(|t| format!(", at {t}")).unwrap_or_default(),
+                    fresh.message
+                ))
+            })
         }
-        Wanted {
-            type_: "Compatible",
-            status: Truth::Unknown,
-            reason: "MemberUnreachable",
-            message: format!(
-                "not compared while {} {} {} not answer; the last comparison{}: {}",
-                if down.len() == 1 { "member" } else { "members" },
-                down.join(", "),
-                if down.len() == 1 { "does" } else { "do" },
-                compared_at.map(|t| format!(", at {t}")).unwrap_or_default(),
-                fresh.message
-            ),
-        }
-    });
+        // Never compared: unknown, and said so, rather than absent.
+        None if !down.is_empty() => Some(unknown(format!(
+            "not compared yet: {not_answering}; compared once every member answers"
+        ))),
+        None => None,
+    };
     Verdict {
         incompatible_findings: apis.map(|a| incompatible(a, fail_on).count() as i64),
         apis: apis.map(|a| a.len() as i64),
@@ -321,6 +356,23 @@ mod tests {
             "{p:?}"
         );
         assert!(p[2].contains("\"widgets\" is not a CRD name"), "{p:?}");
+        let selector = spec(serde_json::json!({
+            "members": [{"name": "a"}, {"name": "b"}],
+            "selector": {"matchExpressions": [
+                {"key": "tier", "operator": "In"},
+                {"key": "tier", "operator": "Exists", "values": ["x"]},
+                {"key": "tier", "operator": "Equals", "values": ["x"]},
+                {"key": "tier", "operator": "NotIn", "values": ["x"]},
+            ]},
+        }));
+        assert_eq!(
+            problems(&selector, "team"),
+            [
+                "spec.selector.matchExpressions[0]: operator In needs at least one value",
+                "spec.selector.matchExpressions[1]: operator Exists takes no values; remove them",
+                "spec.selector.matchExpressions[2]: operator \"Equals\" is not one of In, NotIn, Exists, DoesNotExist",
+            ]
+        );
         let fine = spec(serde_json::json!({"members": [{"name": "a"}, {"name": "b"}]}));
         assert!(problems(&fine, "team").is_empty());
         assert_eq!(fine.fail_on, ["breaking"], "breaking by default");
@@ -377,7 +429,22 @@ mod tests {
             member("b", false, Some("connection refused")),
         ];
         let v = verdict(None, &FailOn::default(), "a", members.clone(), None);
-        assert_eq!(v.compatible, None, "no comparison before the first lists");
+        let never = v.compatible.unwrap();
+        assert_eq!(
+            (never.status, never.reason),
+            (Truth::Unknown, "MemberUnreachable"),
+            "unknown, not absent, before the first comparison"
+        );
+        assert_eq!(
+            never.message,
+            "not compared yet: member b does not answer; compared once every member answers"
+        );
+        let all_up = vec![member("a", true, None), member("b", true, None)];
+        assert_eq!(
+            verdict(None, &FailOn::default(), "a", all_up, None).compatible,
+            None,
+            "nothing to say before the first lists"
+        );
         assert_eq!(v.reachable.status, Truth::False);
         assert_eq!(
             v.reachable.message,

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::json_list;
-use super::json_view::{Json, JsonView};
+use super::json_view::{Json, JsonObject, JsonView};
 use super::model::{ApiDef, VersionDef};
 use super::parse::{self, RefResolver, SchemaError};
 use super::source::{Origin, SourceSchemas};
@@ -81,6 +81,8 @@ pub struct Selection {
     /// CRD names (`widgets.example.com`); empty means all.
     pub names: Vec<String>,
     pub groups: Vec<String>,
+    /// CRDs by their labels (an APICompatibility's spec.selector); `None`: any labels.
+    pub labels: Option<kube::core::Selector>,
     pub builtins: Vec<BuiltinRef>,
 }
 
@@ -90,9 +92,11 @@ impl Selection {
         !self.names.is_empty() || !self.groups.is_empty() || self.builtins.is_empty()
     }
 
-    pub fn wants_crd(&self, name: &str, group: &str) -> bool {
+    pub fn wants_crd(&self, name: &str, group: &str, labels: &BTreeMap<String, String>) -> bool {
+        use kube::core::SelectorExt;
         (self.names.is_empty() || self.names.iter().any(|n| n == name))
             && (self.groups.is_empty() || self.groups.iter().any(|g| g == group))
+            && self.labels.as_ref().is_none_or(|s| s.matches(labels))
     }
 }
 
@@ -299,7 +303,17 @@ fn crd_from_parts<M: JsonView, S: JsonView>(
         .ok_or_else(|| bad_input(&at, "spec: Required value"))?;
     let group =
         text(spec.get("group")).ok_or_else(|| bad_input(&at, "spec.group: Required value"))?;
-    if !selection.wants_crds() || !selection.wants_crd(&name, &group) {
+    let labels: BTreeMap<String, String> = crd
+        .metadata
+        .and_then(|m| m.get("labels"))
+        .and_then(|l| l.as_object())
+        .map(|l| {
+            l.members()
+                .filter_map(|(k, v)| Some((k.to_string(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !selection.wants_crds() || !selection.wants_crd(&name, &group, &labels) {
         return Ok(None);
     }
     let names = spec.get("names");
@@ -1083,6 +1097,31 @@ spec:
                 .unwrap()
                 .is_empty()
         );
+        let by_labels = |labelled: &str, selector: kube::core::Selector| {
+            let docs = parse_documents(
+                &WIDGET.replacen(
+                    "metadata: {name: widgets.example.com}",
+                    &format!("metadata: {{name: widgets.example.com, labels: {{{labelled}}}}}"),
+                    1,
+                ),
+                "w.yaml",
+            )
+            .unwrap();
+            let selection = Selection {
+                labels: Some(selector),
+                ..Default::default()
+            };
+            apis_from_documents(docs, "w", &selection).unwrap().len()
+        };
+        let tier = |value: &str| {
+            kube::core::Selector::from(kube::core::Expression::Equal("tier".into(), value.into()))
+        };
+        assert_eq!(by_labels("tier: gold", tier("gold")), 1);
+        assert_eq!(by_labels("tier: gold", tier("silver")), 0);
+        assert_eq!(by_labels("other: x", tier("gold")), 0);
+        let absent =
+            kube::core::Selector::from(kube::core::Expression::DoesNotExist("tier".into()));
+        assert_eq!(by_labels("other: x", absent), 1);
         let builtin_only = Selection {
             builtins: vec![BuiltinRef::parse("apps/v1/deployments").unwrap()],
             ..Default::default()

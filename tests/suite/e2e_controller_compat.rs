@@ -26,14 +26,22 @@ pub(crate) const LIMIT: Duration = Duration::from_secs(60);
 
 /// A CRD `widgets.GROUP` whose `spec.size` is an integer of at most `maximum`.
 pub(crate) fn widgets(group: &str, maximum: u32) -> String {
+    crd(group, "Widget", maximum, serde_json::json!({}))
+}
+
+/// A CRD of `kind` (plural: lower case with an s) in `group`, labelled `labels`, whose
+/// `spec.size` is an integer of at most `maximum`.
+fn crd(group: &str, kind: &str, maximum: u32, labels: serde_json::Value) -> String {
+    let singular = kind.to_lowercase();
+    let plural = format!("{singular}s");
     serde_json::json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": format!("widgets.{group}")},
+        "metadata": {"name": format!("{plural}.{group}"), "labels": labels},
         "spec": {
             "group": group,
             "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "names": {"plural": plural, "singular": singular, "kind": kind},
             "versions": [{
                 "name": "v1", "served": true, "storage": true,
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
@@ -76,6 +84,7 @@ impl Drop for Crds {
                 "delete",
                 "crd",
                 &format!("widgets.{}", self.group),
+                &format!("gizmos.{}", self.group),
                 "--ignore-not-found",
                 "--wait=false",
             ]);
@@ -128,17 +137,25 @@ impl Scene {
     /// Applies an APICompatibility `name` of the members, on the test's group; returns its
     /// conditions as they are written.
     pub(crate) async fn check(&self, name: &str) -> Conditions {
+        self.check_with(name, serde_json::json!({})).await
+    }
+
+    /// [`Scene::check`] with more of the spec (`extra`'s fields).
+    async fn check_with(&self, name: &str, extra: serde_json::Value) -> Conditions {
         let members: Vec<serde_json::Value> = self
             .members
             .iter()
             .map(|m| serde_json::json!({"name": m}))
             .collect();
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "apiVersion": "kubectl-migrate.io/v1alpha1",
             "kind": "APICompatibility",
             "metadata": {"name": name, "namespace": self.home.name},
             "spec": {"members": members, "groups": [self.group]},
         });
+        for (k, v) in extra.as_object().unwrap() {
+            doc["spec"][k] = v.clone();
+        }
         let conditions = Conditions::follow(self.api(), name);
         apply_text(&doc.to_string());
         conditions
@@ -305,6 +322,120 @@ async fn an_incompatible_crd_change_on_a_member_flips_compatible_and_back() {
         "{table}"
     );
     assert_eq!(lines[1][..4], ["widgets", "True", "True", "0"], "{table}");
+}
+
+#[tokio::test]
+async fn a_selector_compares_only_the_crds_whose_labels_match() {
+    let scene = Scene::new("compat-sel", &["a", "b"]).await;
+    let (a, b) = (scene.members[0].clone(), scene.members[1].clone());
+    let checked = serde_json::json!({"compat": "checked"});
+    let group = scene.group.as_str();
+    // Widgets, the same in both, are labelled; gizmos differ (km-b's maximum is lower) and
+    // are not, so the selector alone keeps the check compatible.
+    for member in [&a, &b] {
+        apply_in(member, &crd(group, "Widget", 10, checked.clone()));
+    }
+    apply_in(&a, &crd(group, "Gizmo", 10, serde_json::json!({})));
+    apply_in(&b, &crd(group, "Gizmo", 5, serde_json::json!({})));
+    let selector = serde_json::json!({"selector": {"matchLabels": checked}});
+    let mut conditions = scene.check_with("selected", selector).await;
+    let (compatible, obj) = conditions
+        .wait("Compatible", "True", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(
+        compatible.message,
+        format!("no finding of class breaking in 1 API of {a}, {b} (baseline {a})")
+    );
+    assert_eq!(obj.status.unwrap().apis, Some(1));
+
+    // Labelled in both members, the gizmos are compared from the next change seen.
+    apply_in(&a, &crd(group, "Gizmo", 10, checked.clone()));
+    apply_in(&b, &crd(group, "Gizmo", 5, checked.clone()));
+    // Labelled in one member first, the gizmos may be seen missing from the other for a
+    // moment; the comparison of both follows.
+    let finding = format!("gizmos.{group} v1 .spec.size: ");
+    let (mut incompatible, mut obj) = conditions
+        .wait("Compatible", "False", LIMIT, &scene.controller)
+        .await;
+    while !incompatible.message.contains(&finding) {
+        assert!(
+            incompatible.message.contains(&format!("gizmos.{group}")),
+            "{}",
+            incompatible.message
+        );
+        (incompatible, obj) = conditions
+            .wait("Compatible", "False", LIMIT, &scene.controller)
+            .await;
+    }
+    let status = obj.status.unwrap();
+    assert_eq!(
+        (status.apis, status.incompatible_findings),
+        (Some(2), Some(1))
+    );
+
+    // Unlabelled again, they are left out again (once in both members).
+    apply_in(&a, &crd(group, "Gizmo", 10, serde_json::json!({})));
+    apply_in(&b, &crd(group, "Gizmo", 5, serde_json::json!({})));
+    loop {
+        let (_, obj) = conditions
+            .wait("Compatible", "True", LIMIT, &scene.controller)
+            .await;
+        if obj.status.unwrap().apis == Some(1) {
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_member_that_never_answered_makes_compatible_unknown_not_absent() {
+    let scene = Scene::new("compat-never", &["a"]).await;
+    // km-ghost: km-a's kubeconfig, with a server address where nothing listens.
+    let text = std::fs::read_to_string(support::single_cluster_kubeconfig("a")).unwrap();
+    let nowhere = format!("https://127.0.0.1:{}", support::process::free_port());
+    let ghost: String = text
+        .lines()
+        .map(|l| match l.split_once("server:") {
+            Some((indent, _)) => format!("{indent}server: {nowhere}\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    assert!(ghost.contains(&nowhere), "no server line in:\n{text}");
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), ghost).unwrap();
+    let out = kubectl(&[
+        "--context",
+        CONTEXT_C,
+        "-n",
+        &scene.home.name,
+        "create",
+        "secret",
+        "generic",
+        "km-ghost-kubeconfig",
+        &format!("--from-file=value={}", file.path().display()),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let members = serde_json::json!({"members": [{"name": "km-a"}, {"name": "km-ghost"}]});
+    let mut conditions = scene.check_with("never", members).await;
+    let (reachable, _) = conditions
+        .wait("Reachable", "False", LIMIT, &scene.controller)
+        .await;
+    assert!(
+        reachable
+            .message
+            .starts_with("1 member does not answer: km-ghost: "),
+        "{}",
+        reachable.message
+    );
+    let (compatible, obj) = conditions
+        .wait("Compatible", "Unknown", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(compatible.reason, "MemberUnreachable");
+    assert_eq!(
+        compatible.message,
+        "not compared yet: member km-ghost does not answer; compared once every member answers"
+    );
+    let status = obj.status.unwrap();
+    assert_eq!((status.apis, status.incompatible_findings), (None, None));
 }
 
 #[tokio::test]

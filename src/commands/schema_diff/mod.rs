@@ -280,6 +280,7 @@ pub fn resolve(global: &GlobalArgs, args: &Args) -> Result<Resolved> {
         selection: Selection {
             names: args.names.clone(),
             groups: args.group.clone(),
+            labels: None,
             builtins,
         },
         ignore: args.ignore.iter().cloned().collect(),

@@ -124,15 +124,23 @@ impl<'a> Monitor<'a> {
                     self.touch(name, &label, now);
                 }
             }
-            watcher::Event::Apply(crd) => {
-                if let Some((name, api)) = self.stored(&label, &crd, listener) {
+            watcher::Event::Apply(crd) => match self.stored(&label, &crd, listener) {
+                Some((name, api)) => {
                     let apis = &mut self.sources[i].apis;
                     if apis.get(&name).is_none_or(|old| !old.same_crd_as(&api)) {
                         apis.insert(name.clone(), api);
                         self.touch(name, &label, now);
                     }
                 }
-            }
+                // No longer selected (its labels changed) or no longer valid: left out from
+                // now, as if deleted.
+                None => {
+                    let name = crd.metadata.name.clone().unwrap_or_default();
+                    if self.sources[i].apis.remove(&name).is_some() {
+                        self.touch(name, &label, now);
+                    }
+                }
+            },
             watcher::Event::Delete(crd) => {
                 let name = crd.metadata.name.clone().unwrap_or_default();
                 if self.sources[i].apis.remove(&name).is_some() {
@@ -154,7 +162,7 @@ impl<'a> Monitor<'a> {
         let manifest = serde_json::json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
-            "metadata": {"name": crd.metadata.name},
+            "metadata": {"name": crd.metadata.name, "labels": crd.metadata.labels},
             "spec": crd.data.get("spec"),
         });
         let name = crd.metadata.name.clone().unwrap_or_default();
