@@ -134,27 +134,11 @@ pub fn spec_of(pdb: &PodDisruptionBudget) -> BudgetSpec {
 /// Whether `selector` selects pods labelled `labels`, as policy/v1 reads a PDB's selector: a
 /// missing selector selects nothing, an empty one every pod of the namespace.
 pub fn selects(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
-    let Some(selector) = selector else {
-        return false;
-    };
-    let labels_match = selector
-        .match_labels
-        .iter()
-        .flatten()
-        .all(|(k, v)| labels.get(k) == Some(v));
-    let expressions_match = selector.match_expressions.iter().flatten().all(|e| {
-        let value = labels.get(&e.key);
-        let values = e.values.as_deref().unwrap_or_default();
-        match e.operator.as_str() {
-            "In" => value.is_some_and(|v| values.contains(v)),
-            "NotIn" => value.is_none_or(|v| !values.contains(v)),
-            "Exists" => value.is_some(),
-            "DoesNotExist" => value.is_none(),
-            // An operator the API server would have refused: select nothing, to be safe.
-            _ => false,
-        }
-    });
-    labels_match && expressions_match
+    use kube::core::{Selector, SelectorExt};
+    // An operator the API server would have refused selects nothing, to be safe.
+    selector
+        .and_then(|s| Selector::try_from(s.clone()).ok())
+        .is_some_and(|s| s.matches(labels))
 }
 
 /// The budgets among `pdbs` that select pods labelled `labels`, by name.
@@ -398,6 +382,10 @@ mod tests {
         assert!(!selects(Some(&expr("NotIn", &["db"])), &labels));
         assert!(selects(Some(&expr("Exists", &[])), &labels));
         assert!(!selects(Some(&expr("DoesNotExist", &[])), &labels));
+        assert!(
+            !selects(Some(&expr("Equals", &["db"])), &labels),
+            "an operator the server refuses: nothing"
+        );
     }
 
     proptest! {
