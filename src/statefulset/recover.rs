@@ -118,25 +118,21 @@ pub fn rebuild(traces: &Traces) -> Result<Rebuilt, String> {
         .max()
         .map_or(source_end, |k| k + 1);
     let end = source_end.max(destination_end).max(copied_end);
+    // Without the annotation the live policy is the original, and no warning is due: protecting
+    // a PV writes Retain and the annotation in one patch (and restoring removes both), so a PV at
+    // Retain without it was at Retain before the migration, which is what a rollback restores.
+    // The same holds for the source's retention policy below.
     let original_reclaim_policies = traces
         .volumes
         .iter()
         .map(|(volume, trace)| {
-            let policy = trace.original.clone().unwrap_or_else(|| {
-                if trace.policy == "Retain" {
-                    warnings.push(format!(
-                        "PV {volume}: no record of its original reclaim policy; Retain is kept (set it by hand if it was Delete)"
-                    ));
-                }
-                trace.policy.clone()
-            });
+            let policy = trace
+                .original
+                .clone()
+                .unwrap_or_else(|| trace.policy.clone());
             (volume.clone(), policy)
         })
         .collect();
-    // Without the annotation the live policy is the original, and no warning is due: holding the
-    // policy at Retain writes the annotation in the same patch (and restoring removes both), so
-    // a source at Retain without it was at Retain before the migration, which is what a rollback
-    // restores.
     let original_retention = source
         .original_retention
         .clone()
@@ -282,8 +278,11 @@ mod tests {
         );
         assert_eq!(j.verified_bound, 5, "nothing counts as verified");
         assert_eq!(j.created.len(), 1);
-        assert_eq!(rebuilt.warnings.len(), 1, "{:?}", rebuilt.warnings);
-        assert!(rebuilt.warnings[0].starts_with("PV pv-1: no record"));
+        assert_eq!(
+            rebuilt.warnings,
+            Vec::<String>::new(),
+            "pv-1 at Retain without the annotation was at Retain before"
+        );
     }
 
     #[test]
