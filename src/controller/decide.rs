@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
-use super::api::{ClusterRef, StatefulSetMigrationSpec};
+use super::api::{ClusterRef, Phase, StatefulSetMigrationSpec, StatefulSetMigrationStatus};
 use crate::cluster::Target;
 use crate::statefulset::{
     Batch, CopyOrder, DryRun, Mode, Observe, OnTimeout, Settings, VolumeMode,
@@ -146,6 +146,23 @@ pub fn limit_message(name: &str, namespace: &str, set: &str, moved: u64, limit: 
         "moved {moved} ordinal(s) of {set}, as many as spec.maxOrdinals ({limit}) allows; raise it to go on: kubectl patch stsm {name} -n {namespace} --type merge -p '{{\"spec\":{{\"maxOrdinals\":{}}}}}'",
         limit + 1
     )
+}
+
+/// Whether a run of the spec at `generation` ended for good, as `status` says: completed,
+/// rolled back, or waiting at spec.maxOrdinals. Nothing more happens until the spec changes,
+/// also in a controller that has just started and so has no run of its own to remember.
+pub fn ended_for_good(
+    status: Option<&StatefulSetMigrationStatus>,
+    generation: Option<i64>,
+) -> bool {
+    status.is_some_and(|s| {
+        generation.is_some()
+            && s.observed_generation == generation
+            && matches!(
+                s.phase,
+                Some(Phase::Completed | Phase::RolledBack | Phase::Paused)
+            )
+    })
 }
 
 /// Why a run in progress stops when its resource changes to `spec` at `generation`.
@@ -399,5 +416,26 @@ mod tests {
                 prop_assert_eq!(&c.last_transition_time, &expected);
             }
         }
+    }
+
+    #[test]
+    fn only_an_end_of_the_same_spec_is_for_good() {
+        let status = |phase, observed| StatefulSetMigrationStatus {
+            phase: Some(phase),
+            observed_generation: observed,
+            ..Default::default()
+        };
+        for phase in [Phase::Completed, Phase::RolledBack, Phase::Paused] {
+            assert!(ended_for_good(Some(&status(phase, Some(3))), Some(3)));
+            assert!(
+                !ended_for_good(Some(&status(phase, Some(2))), Some(3)),
+                "an end of an older spec"
+            );
+        }
+        for phase in [Phase::Failed, Phase::Migrating, Phase::RollingBack] {
+            assert!(!ended_for_good(Some(&status(phase, Some(3))), Some(3)));
+        }
+        assert!(!ended_for_good(None, Some(3)), "never run");
+        assert!(!ended_for_good(Some(&status(Phase::Completed, None)), None));
     }
 }

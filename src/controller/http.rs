@@ -31,6 +31,50 @@ pub struct Metrics {
     pub leader: Gauge,
     /// APICompatibility conditions that changed status, by condition and new status.
     pub flips: Family<FlipLabels, Counter>,
+    /// The watches that the migrations share on their member clusters, counted at each scrape.
+    pub shared_watches: Sampled,
+}
+
+/// A gauge read at each scrape from what the controller holds, once [`Sampled::read_by`]
+/// says how (0 before).
+#[derive(Clone, Default)]
+pub struct Sampled(Arc<std::sync::OnceLock<Box<dyn Fn() -> i64 + Send + Sync>>>);
+
+impl Sampled {
+    pub fn read_by(&self, read: impl Fn() -> i64 + Send + Sync + 'static) {
+        let _ = self.0.set(Box::new(read));
+    }
+
+    fn now(&self) -> i64 {
+        self.0.get().map_or(0, |read| read())
+    }
+}
+
+impl std::fmt::Debug for Sampled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sampled({})", self.now())
+    }
+}
+
+/// [`Metrics::shared_watches`] as the registry encodes it.
+#[derive(Debug)]
+struct SharedWatches(Sampled);
+
+impl prometheus_client::collector::Collector for SharedWatches {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> std::result::Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeMetric;
+        let gauge = prometheus_client::metrics::gauge::ConstGauge::new(self.0.now());
+        let metric = encoder.encode_descriptor(
+            "shared_watches",
+            "Watches the migrations share on their member clusters (one per kind, member and namespace)",
+            None,
+            gauge.metric_type(),
+        )?;
+        gauge.encode(metric)
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -85,6 +129,7 @@ impl Metrics {
             "Status writes of a phase",
             self.phases.clone(),
         );
+        registry.register_collector(Box::new(SharedWatches(self.shared_watches.clone())));
         registry
     }
 }

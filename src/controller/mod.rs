@@ -145,6 +145,12 @@ pub async fn run(options: Options) -> Result<()> {
             ),
         });
     }
+    let counted = Arc::downgrade(&ctx);
+    ctx.metrics.shared_watches.read_by(move || {
+        counted
+            .upgrade()
+            .map_or(0, |ctx| ctx.members.watches() as i64)
+    });
     crate::output::log(0, format!("controller {} started", ctx.holder));
     let shutdown = shutdown_signal();
     let leader = match &options.leader_election {
@@ -378,13 +384,8 @@ async fn apply(
             Some(d) if !d.task.is_finished() => return Ok(Action::requeue(REQUEUE)),
             Some(_) => {
                 // Ended: its status is written. A failure is retried after a pause; an end
-                // (complete, rolled back, or waiting at spec.maxOrdinals: paused with the
-                // same spec) stays until the spec changes.
-                let done = matches!(
-                    obj.status.as_ref().and_then(|s| s.phase),
-                    Some(Phase::Completed | Phase::RolledBack | Phase::Paused)
-                );
-                if done {
+                // stays until the spec changes.
+                if decide::ended_for_good(obj.status.as_ref(), generation) {
                     return Ok(Action::await_change());
                 }
                 let ended_at = drivers[&key(obj)].ended_at.get().copied();
@@ -392,6 +393,18 @@ async fn apply(
                     return Ok(Action::requeue(wait));
                 }
                 drivers.remove(&key(obj))
+            }
+            // A run that ended for good before this controller started (or led).
+            None if decide::ended_for_good(obj.status.as_ref(), generation) => {
+                crate::output::log(
+                    1,
+                    format!(
+                        "{}: ended for good at generation {}; nothing to do until the spec changes",
+                        key(obj),
+                        generation.unwrap_or_default()
+                    ),
+                );
+                return Ok(Action::await_change());
             }
             None => None,
         }

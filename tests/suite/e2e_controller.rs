@@ -78,6 +78,15 @@ impl Controller {
             .unwrap_or(response)
     }
 
+    /// The value of the unlabelled metric `name` (without the controller's prefix) in its
+    /// /metrics, if it serves it.
+    pub(crate) fn metric(&self, name: &str) -> Option<f64> {
+        let wanted = format!("kubectl_migrate_controller_{name} ");
+        self.answer("/metrics")
+            .lines()
+            .find_map(|l| l.strip_prefix(&wanted)?.trim().parse().ok())
+    }
+
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -384,6 +393,24 @@ async fn an_applied_migration_completes_with_no_ordinal_in_both_clusters() {
         "{log}"
     );
     support::assert_in_words("the controller's log", &log);
+
+    // A new controller leaves the completed migration alone: no run, no write, no Event.
+    let stopped = api.get("move-web").await.unwrap();
+    let reasons = event_reasons(&c, &home.name, "move-web").await;
+    let restarted = Controller::start(&home.name).await;
+    let said = format!("{}/move-web: ended for good at generation", home.name);
+    poll_until(
+        Duration::from_secs(60),
+        "the new controller to pass over the migration",
+        || async { restarted.log().contains(&said) },
+    )
+    .await;
+    let after = api.get("move-web").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version, stopped.metadata.resource_version,
+        "the new controller wrote the resource"
+    );
+    assert_eq!(event_reasons(&c, &home.name, "move-web").await, reasons);
 }
 
 #[tokio::test]

@@ -264,8 +264,16 @@ async fn max_ordinals_then_paused_then_rollback_each_take_effect_mid_way() {
     );
     // The first ordinal (the highest) moves; then the run waits at the limit.
     scene.gate.wait_checking(2, &controller).await;
+    // The run reads both members through shared watches, which /metrics counts.
+    let watches = controller.metric("shared_watches");
+    assert!(watches.is_some_and(|n| n > 0.0), "{watches:?}");
     scene.gate.release([2]);
     let waiting = wait_reason(&api, "gated", "MaxOrdinalsReached", &controller).await;
+    // A run waiting at the limit has ended, and no watch outlives the runs reading it.
+    poll_until(LIMIT, "the shared watches to end with the run", || async {
+        controller.metric("shared_watches") == Some(0.0)
+    })
+    .await;
     let status = waiting.status.clone().unwrap();
     assert_eq!(status.phase, Some(Phase::Paused));
     assert_eq!(
