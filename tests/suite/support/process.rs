@@ -18,7 +18,7 @@ pub fn free_port() -> u16 {
 pub fn http_get(addr: &str, path: &str) -> Option<String> {
     let mut stream = std::net::TcpStream::connect(addr).ok()?;
     stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
+        .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
     write!(
         stream,
