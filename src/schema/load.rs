@@ -92,11 +92,15 @@ impl Selection {
         !self.names.is_empty() || !self.groups.is_empty() || self.builtins.is_empty()
     }
 
-    pub fn wants_crd(&self, name: &str, group: &str, labels: &BTreeMap<String, String>) -> bool {
-        use kube::core::SelectorExt;
+    pub fn wants_crd(&self, name: &str, group: &str) -> bool {
         (self.names.is_empty() || self.names.iter().any(|n| n == name))
             && (self.groups.is_empty() || self.groups.iter().any(|g| g == group))
-            && self.labels.as_ref().is_none_or(|s| s.matches(labels))
+    }
+
+    /// Whether a CRD's labels (read only when a selector asks) match the selector.
+    pub fn wants_labels(&self, labels: impl FnOnce() -> BTreeMap<String, String>) -> bool {
+        use kube::core::SelectorExt;
+        self.labels.as_ref().is_none_or(|s| s.matches(&labels()))
     }
 }
 
@@ -303,17 +307,21 @@ fn crd_from_parts<M: JsonView, S: JsonView>(
         .ok_or_else(|| bad_input(&at, "spec: Required value"))?;
     let group =
         text(spec.get("group")).ok_or_else(|| bad_input(&at, "spec.group: Required value"))?;
-    let labels: BTreeMap<String, String> = crd
-        .metadata
-        .and_then(|m| m.get("labels"))
-        .and_then(|l| l.as_object())
-        .map(|l| {
-            l.members()
-                .filter_map(|(k, v)| Some((k.to_string(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    if !selection.wants_crds() || !selection.wants_crd(&name, &group, &labels) {
+    let labels = || {
+        crd.metadata
+            .and_then(|m| m.get("labels"))
+            .and_then(|l| l.as_object())
+            .map(|l| {
+                l.members()
+                    .filter_map(|(k, v)| Some((k.to_string(), v.as_str()?.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    if !selection.wants_crds()
+        || !selection.wants_crd(&name, &group)
+        || !selection.wants_labels(labels)
+    {
         return Ok(None);
     }
     let names = spec.get("names");
