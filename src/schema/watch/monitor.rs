@@ -40,6 +40,16 @@ pub(super) struct Monitor<'a> {
     settings: &'a Settings,
 }
 
+/// A CRD as one watch event shows it.
+enum Read {
+    /// Selected, in the compact form the comparison reads.
+    Selected(String, StoredApi),
+    /// Not selected (by name, group or labels).
+    NotSelected,
+    /// Not a valid CRD.
+    Invalid,
+}
+
 impl<'a> Monitor<'a> {
     /// `clusters` are the watched sources, not listed yet (their `apis` are ignored); `files`
     /// are compared too but not watched.
@@ -103,7 +113,7 @@ impl<'a> Monitor<'a> {
         match event {
             watcher::Event::Init => self.listing[i] = Some(BTreeMap::new()),
             watcher::Event::InitApply(crd) => {
-                if let Some((name, api)) = self.stored(&label, &crd, listener) {
+                if let Read::Selected(name, api) = self.stored(&label, &crd, listener) {
                     self.listing[i].get_or_insert_default().insert(name, api);
                 }
             }
@@ -125,21 +135,22 @@ impl<'a> Monitor<'a> {
                 }
             }
             watcher::Event::Apply(crd) => match self.stored(&label, &crd, listener) {
-                Some((name, api)) => {
+                Read::Selected(name, api) => {
                     let apis = &mut self.sources[i].apis;
                     if apis.get(&name).is_none_or(|old| !old.same_crd_as(&api)) {
                         apis.insert(name.clone(), api);
                         self.touch(name, &label, now);
                     }
                 }
-                // No longer selected (its labels changed) or no longer valid: left out from
-                // now, as if deleted.
-                None => {
+                // No longer selected (its labels changed): left out from now, as if deleted.
+                Read::NotSelected => {
                     let name = crd.metadata.name.clone().unwrap_or_default();
                     if self.sources[i].apis.remove(&name).is_some() {
                         self.touch(name, &label, now);
                     }
                 }
+                // Not a valid CRD (the listener was told): the last valid one stays.
+                Read::Invalid => {}
             },
             watcher::Event::Delete(crd) => {
                 let name = crd.metadata.name.clone().unwrap_or_default();
@@ -151,14 +162,9 @@ impl<'a> Monitor<'a> {
         Ok(flow)
     }
 
-    /// The CRD in the compact form the comparison reads; `None` when not selected or not a
-    /// valid CRD (the listener is told why).
-    fn stored(
-        &self,
-        label: &str,
-        crd: &DynamicObject,
-        listener: &mut impl Listener,
-    ) -> Option<(String, StoredApi)> {
+    /// The CRD in the compact form the comparison reads, if selected and valid (the listener
+    /// is told why one is not valid).
+    fn stored(&self, label: &str, crd: &DynamicObject, listener: &mut impl Listener) -> Read {
         let manifest = serde_json::json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
@@ -171,11 +177,11 @@ impl<'a> Monitor<'a> {
             &format!("{label} {name}"),
             &self.request.selection,
         ) {
-            Ok(Some(api)) => Some((api.name.clone(), StoredApi::crd(&api))),
-            Ok(None) => None,
+            Ok(Some(api)) => Read::Selected(api.name.clone(), StoredApi::crd(&api)),
+            Ok(None) => Read::NotSelected,
             Err(e) => {
                 listener.note(Note::Warning(format!("{label}: CRD {name} left out: {e}")));
-                None
+                Read::Invalid
             }
         }
     }
