@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::json_view::{JsonObject, JsonView};
-use super::model::{AdditionalProperties, CelRule, Schema, SchemaNode, short};
+use super::model::{AdditionalProperties, CelRule, Schema, SchemaNode, SharedText, short};
 use super::validate::validate_default;
 
 /// Where a parse problem is, and what it is. Paths use the API server's notation, so messages
@@ -159,7 +159,9 @@ impl Parser<'_> {
                 "type" => s.type_ = self.string(v, path, key),
                 "format" => s.format = self.string(v, path, key),
                 "title" => s.title = self.string(v, path, key),
-                "description" => s.description = self.string(v, path, key),
+                // Straight from the borrowed text into the shared one: a description may be
+                // most of a file of a hundred megabytes.
+                "description" => s.description = self.text(v, path, key),
                 "default" => s.default = Some(canonical_numbers(v.to_value())),
                 "nullable" => s.nullable = self.boolean(v, path, key),
                 "enum" => match v.as_array() {
@@ -320,7 +322,9 @@ impl Parser<'_> {
                 SchemaNode {
                     type_: Some("object".into()),
                     preserve_unknown_fields: true,
-                    description: Some(format!("recursive reference to {reference}, not expanded")),
+                    description: Some(
+                        format!("recursive reference to {reference}, not expanded").into(),
+                    ),
                     ..SchemaNode::default()
                 }
                 .into(),
@@ -337,7 +341,7 @@ impl Parser<'_> {
         let mut schema = self.node(target, path, Position::Field);
         self.ref_stack.pop();
         if let Some(d) = object.get("description").and_then(Value::as_str) {
-            schema.description = Some(d.to_string());
+            schema.description = Some(d.into());
         }
         if let Some(d) = object.get("default") {
             // Built-in documents put `default: {}` on every embedded struct; it means nothing.
@@ -541,6 +545,17 @@ impl Parser<'_> {
                     &format!("{path}.{key}"),
                     format!("Invalid value: {}: must be a string", short_view(v)),
                 );
+                None
+            }
+        }
+    }
+
+    /// [`Parser::string`], shared (see [`SharedText`]).
+    fn text(&mut self, v: &impl JsonView, path: At<'_>, key: &str) -> Option<SharedText> {
+        match v.as_str() {
+            Some(s) => Some(SharedText::read(s)),
+            None => {
+                self.string(v, path, key);
                 None
             }
         }

@@ -311,3 +311,22 @@ fn parsed_nodes_without_rare_keywords_have_no_box() {
     assert!(schema.rare.0.is_some(), "required is a rare keyword");
     assert!(schema.properties["a"].rare.0.is_none());
 }
+
+/// A long text read from a file that is mostly that text is a part of the file's text, not a
+/// copy; shorter ones, or ones read elsewhere, are copies.
+#[test]
+fn long_texts_share_the_file_text() {
+    let file = std::sync::Arc::new(format!("description: {}\n", "x".repeat(ASIDE_BYTES)));
+    let part = &file["description: ".len()..file.len() - 1];
+    let read = SharedText::within(&file, || SharedText::read(part));
+    assert_eq!(read, part);
+    assert!(std::ptr::eq(read.as_str(), part), "shared");
+    let short = SharedText::within(&file, || SharedText::read(&part[..10]));
+    assert!(
+        !std::ptr::eq(short.as_str().as_ptr(), part.as_ptr()),
+        "copied"
+    );
+    let outside = SharedText::read(part);
+    assert!(!std::ptr::eq(outside.as_str(), part), "copied");
+    assert_eq!(outside, read);
+}
