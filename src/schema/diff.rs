@@ -15,9 +15,10 @@ use serde_json::Value;
 // The findings are the diff's output; they are defined apart so that the witness search, which
 // refines them, does not depend on the diff.
 pub use super::finding::{Change, Class, Finding};
+use super::finding::{Datum, Shown, shown};
 use super::model::{
-    AdditionalProperties, ApiDef, RareKeywords, Schema, SchemaNode, VersionDef, same_schema, short,
-    shorten, version_priority,
+    AdditionalProperties, ApiDef, RareKeywords, Schema, SchemaNode, SharedText, VersionDef,
+    same_schema, short, shorten, version_priority,
 };
 use super::pattern::{self, Comparison};
 
@@ -227,7 +228,7 @@ fn api_presence(apis: &[Option<&ApiDef>], baseline: usize) -> Option<Finding> {
         change,
         class,
         msg.to_string(),
-        (values, data),
+        shown(values, data),
     ))
 }
 
@@ -296,7 +297,7 @@ fn api_attributes(apis: &[Option<&ApiDef>], base: usize, out: &mut Vec<Finding>)
                 Change::Changed,
                 class,
                 format!("{attribute} differs"),
-                (all(f), all_data(d)),
+                shown(all(f), all_data(d)),
             ));
         }
     }
@@ -376,6 +377,7 @@ fn version_presence(
     } else {
         (Change::Added, Class::Compatible)
     };
+    let (values, data) = shown(values, data);
     Some(Finding {
         version: Some(version.to_string()),
         path: String::new(),
@@ -441,9 +443,12 @@ fn version_attributes(
                 message: format!("{attribute} differ"),
                 values: served
                     .iter()
-                    .map(|v| v.map(|v| short_text(&f(v))))
+                    .map(|v| v.map(|v| short_text(&f(v)).into()))
                     .collect(),
-                data: served.iter().map(|v| v.map_or(Value::Null, d)).collect(),
+                data: served
+                    .iter()
+                    .map(|v| v.map_or(Value::Null, d).into())
+                    .collect(),
                 sample: None,
                 witness: None,
                 no_witness: None,
@@ -495,10 +500,16 @@ fn selectable_fields(
                     change,
                     class,
                     message: "selectable fields differ".into(),
-                    values: served.iter().map(|v| v.map(|v| join(&fields(v)))).collect(),
+                    values: served
+                        .iter()
+                        .map(|v| v.map(|v| join(&fields(v)).into()))
+                        .collect(),
                     data: served
                         .iter()
-                        .map(|v| v.map_or(Value::Null, |v| v.selectable_fields.clone().into()))
+                        .map(|v| {
+                            v.map_or(Value::Null, |v| v.selectable_fields.clone().into())
+                                .into()
+                        })
                         .collect(),
                     sample: None,
                     witness: None,
@@ -591,7 +602,7 @@ fn api_finding(
     change: Change,
     class: Class,
     message: String,
-    (values, data): (Vec<Option<String>>, Vec<Value>),
+    (values, data): Shown,
 ) -> Finding {
     Finding {
         version: None,
@@ -676,7 +687,7 @@ impl Walker<'_> {
         path: &str,
         attribute: &str,
         verdict: impl Into<Judgement>,
-        (values, data): (Vec<Option<String>>, Vec<Value>),
+        (values, data): Shown,
     ) {
         let Judgement {
             change,
@@ -714,17 +725,17 @@ impl Walker<'_> {
     }
 
     /// Applies one attribute rule to every source against the baseline.
-    fn rule<T: AsData, J: Into<Judgement>>(
+    fn rule<T: AsData, S: Into<SharedText>, J: Into<Judgement>>(
         &mut self,
         at: &At,
         attribute: &str,
         get: impl Fn(&Schema) -> T,
-        show: impl Fn(&T) -> String,
+        show: impl Fn(&T) -> S,
         judge: impl Fn(&T, &T) -> Option<J>,
     ) {
         let (nodes, base, path) = (at.nodes, at.base, at.path);
         let base_value = get(nodes[base].expect("baseline node"));
-        let mut values: Option<(Vec<Option<String>>, Vec<Value>)> = None;
+        let mut values: Option<Shown> = None;
         for (i, node) in nodes.iter().enumerate() {
             let Some(node) = node else { continue };
             if i == base {
@@ -736,9 +747,14 @@ impl Walker<'_> {
                     .get_or_insert_with(|| {
                         let got: Vec<Option<T>> = nodes.iter().map(|n| n.map(&get)).collect();
                         (
-                            got.iter().map(|v| v.as_ref().map(&show)).collect(),
                             got.iter()
-                                .map(|v| v.as_ref().map_or(Value::Null, AsData::as_data))
+                                .map(|v| v.as_ref().map(|v| show(v).into()))
+                                .collect(),
+                            got.iter()
+                                .map(|v| {
+                                    v.as_ref()
+                                        .map_or(Datum::Value(Value::Null), AsData::as_datum)
+                                })
                                 .collect(),
                         )
                     })
@@ -908,7 +924,7 @@ impl Walker<'_> {
             &at,
             "description",
             |s| s.description.clone(),
-            show_opt,
+            show_opt_text,
             judge_informational,
         );
         self.rule(
@@ -991,7 +1007,7 @@ impl Walker<'_> {
                 .iter()
                 .map(|n| n.map_or(Value::Null, |n| n.is_required(name).into()))
                 .collect();
-            let values = (values, data);
+            let values = shown(values, data);
             for (i, n) in nodes.iter().enumerate() {
                 let Some(n) = n else { continue };
                 if i == base {
@@ -1038,7 +1054,7 @@ impl Walker<'_> {
             let names: Vec<Option<String>> =
                 children.iter().map(|c| c.map(|c| c.type_name())).collect();
             let data: Vec<Value> = names.iter().map(AsData::as_data).collect();
-            let values = (names, data);
+            let values = shown(names, data);
             let base_child = children[base];
             for (i, node) in nodes.iter().enumerate() {
                 let Some(node) = node else { continue };
@@ -1173,6 +1189,11 @@ fn junctions(s: &Schema) -> Option<String> {
 }
 
 fn show_opt(v: &Option<String>) -> String {
+    v.clone().unwrap_or_else(|| "-".into())
+}
+
+/// [`show_opt`], sharing the text.
+fn show_opt_text(v: &Option<SharedText>) -> SharedText {
     v.clone().unwrap_or_else(|| "-".into())
 }
 
@@ -1467,6 +1488,21 @@ type Rules = Vec<super::model::CelRule>;
 /// An attribute's value as data for the JSON report; null where it is unset.
 trait AsData {
     fn as_data(&self) -> Value;
+
+    /// [`AsData::as_data`], sharing what is shared (see [`SharedText`]).
+    fn as_datum(&self) -> Datum {
+        Datum::Value(self.as_data())
+    }
+}
+
+impl AsData for SharedText {
+    fn as_data(&self) -> Value {
+        self.as_str().into()
+    }
+
+    fn as_datum(&self) -> Datum {
+        Datum::Text(self.clone())
+    }
 }
 
 impl AsData for String {
@@ -1565,6 +1601,11 @@ impl AsData for Rules {
 impl<T: AsData> AsData for Option<T> {
     fn as_data(&self) -> Value {
         self.as_ref().map_or(Value::Null, AsData::as_data)
+    }
+
+    fn as_datum(&self) -> Datum {
+        self.as_ref()
+            .map_or(Datum::Value(Value::Null), AsData::as_datum)
     }
 }
 

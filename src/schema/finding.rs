@@ -4,6 +4,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use super::model::SharedText;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Class {
@@ -80,6 +82,45 @@ impl Change {
     }
 }
 
+/// A source's value of a finding's attribute as data (for JSON).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Datum {
+    Value(Value),
+    /// A JSON string, shared with the model rather than copied (a description may be a
+    /// hundred megabytes).
+    Text(SharedText),
+}
+
+impl From<Value> for Datum {
+    fn from(value: Value) -> Datum {
+        Datum::Value(value)
+    }
+}
+
+/// As the JSON it stands for.
+impl Serialize for Datum {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Datum::Value(value) => value.serialize(serializer),
+            Datum::Text(text) => serializer.serialize_str(text),
+        }
+    }
+}
+
+/// What a finding shows of each source: as the table shows it, and as data.
+pub type Shown = (Vec<Option<SharedText>>, Vec<Datum>);
+
+/// [`Shown`] from text and data of their own.
+pub fn shown(values: Vec<Option<String>>, data: Vec<Value>) -> Shown {
+    (
+        values
+            .into_iter()
+            .map(|v| v.map(SharedText::from))
+            .collect(),
+        data.into_iter().map(Datum::Value).collect(),
+    )
+}
+
 /// One difference at one path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
@@ -94,10 +135,10 @@ pub struct Finding {
     pub class: Class,
     pub message: String,
     /// One entry per source, in source order, as the table shows it; `None` where the source
-    /// does not have the node.
-    pub values: Vec<Option<String>>,
+    /// does not have the node. Shared with the model where it is its text (a description).
+    pub values: Vec<Option<SharedText>>,
     /// The same as data, for JSON: null where the source lacks the node or the attribute.
-    pub data: Vec<Value>,
+    pub data: Vec<Datum>,
     /// A value the baseline accepts and another source rejects, where the rule itself shows one
     /// (patterns: a shortest such string); the witness search starts from it.
     pub sample: Option<String>,

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::json_list;
 use super::json_view::{Json, JsonObject, JsonView};
-use super::model::{ApiDef, VersionDef};
+use super::model::{ApiDef, SharedText, VersionDef};
 use super::parse::{self, RefResolver, SchemaError};
 use super::source::{Origin, SourceSchemas};
 use super::stored::StoredApi;
@@ -161,15 +161,28 @@ pub fn stored_apis_from_documents<D: JsonView>(
 ) -> Result<BTreeMap<String, StoredApi>> {
     let mut apis = BTreeMap::new();
     each_api(docs, source, selection, |api| {
-        let name = api.name.clone();
-        let stored = if api.builtin {
-            StoredApi::parsed(api)
-        } else {
-            StoredApi::crd(&api)
-        };
-        apis.insert(name, stored);
+        store_one(&mut apis, api);
     })?;
     Ok(apis)
+}
+
+/// APIs kept compact (see [`StoredApi`]) by name; of two with one name, the later.
+fn store(found: Vec<ApiDef>) -> BTreeMap<String, StoredApi> {
+    let mut apis = BTreeMap::new();
+    for api in found {
+        store_one(&mut apis, api);
+    }
+    apis
+}
+
+fn store_one(apis: &mut BTreeMap<String, StoredApi>, api: ApiDef) {
+    let name = api.name.clone();
+    let stored = if api.builtin {
+        StoredApi::parsed(api)
+    } else {
+        StoredApi::crd(&api)
+    };
+    apis.insert(name, stored);
 }
 
 /// Calls `found` with each selected API of the documents, in order; stops at the first error.
@@ -596,6 +609,7 @@ pub fn load_file_sources(paths: &[PathBuf], selection: &Selection) -> Result<Vec
 
     let next_group = AtomicUsize::new(0);
     let seen = SeenCrds::default();
+    let big = std::sync::Mutex::new(());
     // At least one worker per source: a source may be one large file (a List of every CRD),
     // and three of them on two workers would leave a core idle for a third of the load.
     let workers = std::thread::available_parallelism()
@@ -614,7 +628,7 @@ pub fn load_file_sources(paths: &[PathBuf], selection: &Selection) -> Result<Vec
                     // (and zero) new pages for each, a tenth of the time of a large load.
                     let mut text = String::new();
                     while let Some(group) = groups.get(next_group.fetch_add(1, Ordering::Relaxed)) {
-                        load_group(group, &files, selection, &seen, &mut text, &mut done);
+                        load_group(group, &files, selection, &seen, &big, &mut text, &mut done);
                     }
                     done
                 })
@@ -664,6 +678,7 @@ fn load_group(
     files: &[PathBuf],
     selection: &Selection,
     seen: &SeenCrds,
+    big: &std::sync::Mutex<()>,
     text: &mut String,
     done: &mut Vec<(usize, Result<BTreeMap<String, StoredApi>>)>,
 ) {
@@ -680,17 +695,29 @@ fn load_group(
             });
         let result = match same {
             Some(apis) => Ok(apis.clone()),
-            None => load_one_file(path, selection, seen, text),
+            None => load_one_file(path, selection, seen, big, text),
         };
         done.push((index, result));
     }
 }
 
+/// Files read whole of at least this many bytes are read one at a time (see [`load_one_file`]).
+const BIG_FILE_BYTES: u64 = 4 << 20;
+
 /// Reads and parses one file (or stdin), into the APIs it defines.
+///
+/// A file read whole takes several times its size while it is parsed: its text, the tree that
+/// borrows from it, and the model (a CRD of 300,000 properties, 15 MB of YAML: about 70 MB of
+/// model). So files of [`BIG_FILE_BYTES`] or more, and stdin (whose size is not known), are
+/// read one at a time (`big` is held meanwhile; smaller files, every real CRD, go on beside
+/// them), and the text and the tree are
+/// dropped before the model is packed: two such sources loaded at once had doubled the peak
+/// memory of a run.
 fn load_one_file(
     file: &Path,
     selection: &Selection,
     seen: &SeenCrds,
+    big: &std::sync::Mutex<()>,
     text: &mut String,
 ) -> Result<BTreeMap<String, StoredApi>> {
     use std::io::Read;
@@ -704,6 +731,9 @@ fn load_one_file(
     {
         return Ok(found);
     }
+    let _one_at_a_time = (file.as_os_str() == "-"
+        || std::fs::metadata(file).is_ok_and(|m| m.len() >= BIG_FILE_BYTES))
+    .then(|| crate::sync::lock(big));
     text.clear();
     if file.as_os_str() == "-" {
         std::io::stdin().read_to_string(text)
@@ -711,26 +741,36 @@ fn load_one_file(
         std::fs::File::open(file).and_then(|mut f| f.read_to_string(text))
     }
     .map_err(|e| Error::input_because(name.as_str(), "", e))?;
-    // As `parse_documents` reads, but block YAML (the usual form of CRD files) stays in the
-    // tree that borrows its scalars.
+    let apis = if text.len() as u64 >= BIG_FILE_BYTES {
+        // A description may be most of such a file: it is then kept as a part of this text
+        // rather than copied. The text goes with the tree, before packing, unless it is.
+        let file = Arc::new(std::mem::take(text));
+        SharedText::within(&file, || apis_of_text(&file, &name, selection))
+    } else {
+        apis_of_text(text, &name, selection)
+    }?;
+    Ok(store(apis))
+}
+
+/// The selected APIs of a file's text, in order. As `parse_documents` reads, but block YAML
+/// (the usual form of CRD files) stays in the tree that borrows its scalars.
+fn apis_of_text(text: &str, name: &str, selection: &Selection) -> Result<Vec<ApiDef>> {
     if !yaml::looks_like_json(text)
         && let Some(docs) = super::block_yaml::parse_borrowed(text)
     {
-        return stored_apis_of_file(&docs, &name, selection);
+        return apis_of_file(&docs, name, selection);
     }
-    stored_apis_of_file(&yaml::documents(text, &name)?, &name, selection)
+    apis_of_file(&yaml::documents(text, name)?, name, selection)
 }
 
-/// [`stored_apis_from_documents`] for a whole file, which must hold a document.
-fn stored_apis_of_file<D: JsonView>(
-    docs: &[D],
-    name: &str,
-    selection: &Selection,
-) -> Result<BTreeMap<String, StoredApi>> {
+/// The selected APIs of a whole file, which must hold a document, in order.
+fn apis_of_file<D: JsonView>(docs: &[D], name: &str, selection: &Selection) -> Result<Vec<ApiDef>> {
     if docs.is_empty() {
         return Err(bad_input(name, "contains no documents"));
     }
-    stored_apis_from_documents(docs, name, selection)
+    let mut apis = Vec::new();
+    each_api(docs, name, selection, |api| apis.push(api))?;
+    Ok(apis)
 }
 
 /// Whether two files hold the very same bytes (read in pieces, so neither is held whole).

@@ -105,6 +105,211 @@ impl<'de> Deserialize<'de> for Schema {
     }
 }
 
+/// Text that may be large and is shared, not copied: a description. A CRD may carry a
+/// description of a hundred megabytes; it was copied into the model, the packed form, the
+/// unpacked form, the finding of its change and the report, seven times the file in all. Now
+/// the model, the packed form (see [`SharedText::set_aside`]), the finding and the report
+/// share one copy; and a text that is most of its file is the file's own text (see
+/// [`SharedText::within`]), so that it is not in memory twice while the file is parsed.
+#[derive(Clone)]
+pub struct SharedText(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Own(std::sync::Arc<str>),
+    /// A part of a file's text: the text, and where the part starts and ends.
+    Part(std::sync::Arc<String>, usize, usize),
+}
+
+/// Texts of at least this many bytes are kept beside the packed form rather than in it.
+const ASIDE_BYTES: usize = 1 << 16;
+
+thread_local! {
+    /// While packing: the texts set aside, each written as its index here.
+    static ASIDE: std::cell::RefCell<Option<Vec<SharedText>>> = const { std::cell::RefCell::new(None) };
+    /// While unpacking: the texts set aside by the packing, by index.
+    static BACK: std::cell::RefCell<Option<Vec<SharedText>>> = const { std::cell::RefCell::new(None) };
+    /// While a file is parsed: its text (see [`SharedText::within`]).
+    static FILE: std::cell::RefCell<Option<std::sync::Arc<String>>> = const { std::cell::RefCell::new(None) };
+}
+
+impl SharedText {
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Own(text) => text,
+            Repr::Part(file, start, end) => &file[*start..*end],
+        }
+    }
+
+    /// A text read from the input: where it is at least half of the file being parsed (see
+    /// [`SharedText::within`]) and [`ASIDE_BYTES`] or more, that part of the file's text; else
+    /// a copy.
+    pub fn read(text: &str) -> SharedText {
+        if text.len() >= ASIDE_BYTES
+            && let Some(part) = FILE.with_borrow(|file| {
+                let file = file.as_ref()?;
+                let start = (text.as_ptr() as usize).checked_sub(file.as_ptr() as usize)?;
+                let end = start + text.len();
+                (end <= file.len() && text.len() * 2 >= file.len())
+                    .then(|| Repr::Part(file.clone(), start, end))
+            })
+        {
+            return SharedText(part);
+        }
+        text.into()
+    }
+
+    /// Runs `parse` (on this thread) with `file` as the text [`SharedText::read`] takes its
+    /// parts of. A file's text kept this way stays in memory while such a part does: at most
+    /// twice the part.
+    pub fn within<R>(file: &std::sync::Arc<String>, parse: impl FnOnce() -> R) -> R {
+        FILE.with_borrow_mut(|f| *f = Some(file.clone()));
+        let parsed = parse();
+        FILE.with_borrow_mut(|f| *f = None);
+        parsed
+    }
+
+    /// Runs `write` (a packing, on this thread) with every text of [`ASIDE_BYTES`] or more
+    /// set aside, written as its index in the list returned beside the result, so that the
+    /// packed form shares the text instead of holding a copy.
+    pub(super) fn set_aside<R>(write: impl FnOnce() -> R) -> (R, Vec<SharedText>) {
+        ASIDE.with_borrow_mut(|a| *a = Some(Vec::new()));
+        let written = write();
+        let texts = ASIDE.with_borrow_mut(Option::take).unwrap_or_default();
+        (written, texts)
+    }
+
+    /// Runs `read` (an unpacking, on this thread) with `texts`, as [`SharedText::set_aside`]
+    /// gave them, for the indices in the packed form.
+    pub(super) fn put_back<R>(texts: &[SharedText], read: impl FnOnce() -> R) -> R {
+        if texts.is_empty() {
+            return read();
+        }
+        BACK.with_borrow_mut(|b| *b = Some(texts.to_vec()));
+        let read = read();
+        BACK.with_borrow_mut(|b| *b = None);
+        read
+    }
+}
+
+impl Default for SharedText {
+    fn default() -> SharedText {
+        "".into()
+    }
+}
+
+impl std::ops::Deref for SharedText {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl From<&str> for SharedText {
+    fn from(text: &str) -> SharedText {
+        SharedText(Repr::Own(text.into()))
+    }
+}
+
+impl From<String> for SharedText {
+    fn from(text: String) -> SharedText {
+        SharedText(Repr::Own(text.into()))
+    }
+}
+
+/// By the text, however it is kept.
+impl PartialEq for SharedText {
+    fn eq(&self, other: &SharedText) -> bool {
+        let (a, b) = (self.as_str(), other.as_str());
+        std::ptr::eq(a, b) || a == b
+    }
+}
+
+impl Eq for SharedText {}
+
+impl PartialOrd for SharedText {
+    fn partial_cmp(&self, other: &SharedText) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SharedText {
+    fn cmp(&self, other: &SharedText) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl std::hash::Hash for SharedText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
+    }
+}
+
+impl std::fmt::Debug for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl std::fmt::Display for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for SharedText {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for SharedText {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A string, or while packing (a large text) the index of the text set aside.
+impl Serialize for SharedText {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.len() >= ASIDE_BYTES
+            && let Some(index) = ASIDE.with_borrow_mut(|aside| {
+                aside.as_mut().map(|aside| {
+                    aside.push(self.clone());
+                    aside.len() - 1
+                })
+            })
+        {
+            return serializer.serialize_u64(index as u64);
+        }
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SharedText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<SharedText, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = SharedText;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<SharedText, E> {
+                Ok(text.into())
+            }
+            fn visit_u64<E: serde::de::Error>(self, index: u64) -> Result<SharedText, E> {
+                BACK.with_borrow(|back| {
+                    back.as_ref()
+                        .and_then(|back| back.get(usize::try_from(index).ok()?))
+                        .cloned()
+                })
+                .ok_or_else(|| E::invalid_type(serde::de::Unexpected::Unsigned(index), &self))
+            }
+        }
+        deserializer.deserialize_any(Text)
+    }
+}
+
 /// The keywords of one schema node, named as the API server's `JSONSchemaProps` names them.
 /// Keywords the API server ignores for validation are not kept (`externalDocs`, `id`,
 /// `$schema`), except `example`, whose change is reported. Empty and false keywords are not
@@ -120,7 +325,7 @@ impl<'de> Deserialize<'de> for Schema {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SchemaNode {
     pub additional_properties: Option<AdditionalProperties>,
-    pub description: Option<String>,
+    pub description: Option<SharedText>,
     pub items: Option<Schema>,
     pub nullable: bool,
     pub properties: BTreeMap<String, Schema>,

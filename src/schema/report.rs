@@ -3,7 +3,9 @@
 use serde::Serialize;
 
 use super::diff::{Class, Finding};
+use super::finding::Datum;
 use super::lcd::{Conflict, Dropped};
+use super::model::SharedText;
 use super::source::Origin;
 use super::witness::Expect;
 
@@ -189,9 +191,9 @@ pub struct Proof {
 pub struct SourceValue {
     pub source: String,
     /// The attribute as data; null where the source lacks the node or the attribute.
-    pub value: serde_json::Value,
+    pub value: Datum,
     /// As the table shows it; null where the source lacks the node.
-    pub text: Option<String>,
+    pub text: Option<SharedText>,
 }
 
 #[derive(Debug, Serialize)]

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::model::ApiDef;
+use super::model::{ApiDef, SharedText};
 
 /// One API of a source.
 #[derive(Debug, Clone)]
@@ -84,8 +84,11 @@ fn served(api: &ApiDef) -> Vec<String> {
 /// A part of the model, packed: MessagePack with each struct as a map of its members' names
 /// (which serde skips where empty), so that what is written can be read back without a schema of
 /// its own, and JSON values keep their kind and bits (`1.0` stays a float, `-0.0` its sign).
+///
+/// Large texts (a description of megabytes) are not copied into it: they are kept beside it,
+/// shared with the model (see [`SharedText::set_aside`]).
 #[derive(Clone, PartialEq)]
-pub struct Packed(std::sync::Arc<[u8]>);
+pub struct Packed(std::sync::Arc<[u8]>, Vec<SharedText>);
 
 impl std::fmt::Debug for Packed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -100,15 +103,20 @@ impl Packed {
         thread_local! {
             static PACKING: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
         }
-        PACKING.with_borrow_mut(|out| {
-            out.clear();
-            rmp_serde::encode::write_named(out, value).expect("the model packs into memory");
-            Packed(out.as_slice().into())
-        })
+        let (bytes, texts) = SharedText::set_aside(|| {
+            PACKING.with_borrow_mut(|out| {
+                out.clear();
+                rmp_serde::encode::write_named(out, value).expect("the model packs into memory");
+                std::sync::Arc::<[u8]>::from(out.as_slice())
+            })
+        });
+        Packed(bytes, texts)
     }
 
     pub fn unpack<T: DeserializeOwned>(&self) -> T {
-        rmp_serde::from_slice(&self.0).expect("unpacks what was packed")
+        SharedText::put_back(&self.1, || {
+            rmp_serde::from_slice(&self.0).expect("unpacks what was packed")
+        })
     }
 }
 

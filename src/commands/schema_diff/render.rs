@@ -191,8 +191,11 @@ impl ApiReport {
                         format!("{} {}", short_attribute(&f.attribute), f.change),
                         paint_class(f.class),
                     ];
-                    let values: Vec<Option<String>> =
-                        f.values.iter().map(|v| v.text.clone()).collect();
+                    let values: Vec<Option<String>> = f
+                        .values
+                        .iter()
+                        .map(|v| v.text.as_deref().map(str::to_string))
+                        .collect();
                     row.extend(
                         focus(&values, 30)
                             .into_iter()

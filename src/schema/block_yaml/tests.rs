@@ -202,6 +202,51 @@ fn leaves_everything_else_to_the_reference() {
     }
 }
 
+/// One-line flow sequences of words are read (an enum of a wide CRD sent the whole file to the
+/// reference reader); anything else in brackets is still left to it.
+#[test]
+fn flow_sequences_of_words_are_read_as_the_reference_reads_them() {
+    for (text, expected) in [
+        ("a: [x, z]\n", json!({"a": ["x", "z"]})),
+        ("a: [x,z]\n", json!({"a": ["x", "z"]})),
+        ("a: [ x , z ]  # c\n", json!({"a": ["x", "z"]})),
+        ("a: [one]\n", json!({"a": ["one"]})),
+        (
+            "a:\n- [v1.2.3, a-b, a_b, a.b, x/y]\n",
+            json!({"a": [["v1.2.3", "a-b", "a_b", "a.b", "x/y"]]}),
+        ),
+        (
+            "e:\n  enum: [Always, IfNotPresent]\n  type: string\n",
+            json!({"e": {"enum": ["Always", "IfNotPresent"], "type": "string"}}),
+        ),
+    ] {
+        assert_eq!(taken(text), [expected], "{text}");
+    }
+    for text in [
+        "a: [x, y\n",
+        "a: [x,\n  y]\n",
+        "a: [x, y] z\n",
+        "a: [x, , y]\n",
+        "a: [x, y,]\n",
+        "a: [x, -]\n",
+        "a: [x, ?y]\n",
+        "a: [x: y]\n",
+        "a: [x, [y]]\n",
+        "a: [x, 'y']\n",
+        "a: [x y, z]\n",
+        "a: [yes, no]\n",
+        "a: [x, y]\n",
+        "a: [x, null]\n",
+        "a: [1, 2]\n",
+        "a: [x#y]\n",
+        "a: [ ]\n",
+        "a: [x]\n  b: 1\n",
+    ] {
+        left(text);
+        let _ = reference(text);
+    }
+}
+
 #[test]
 fn errors_are_left_to_the_reference_for_its_messages() {
     for text in [

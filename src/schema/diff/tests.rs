@@ -78,7 +78,10 @@ fn check(got: &[Finding], want: &[Want]) {
                 f.path.clone(),
                 f.rule(),
                 f.class,
-                f.values.clone(),
+                f.values
+                    .iter()
+                    .map(|v| v.as_deref().map(str::to_string))
+                    .collect(),
             )
         })
         .collect();
@@ -1704,7 +1707,7 @@ fn an_api_some_source_lacks_is_removed_or_added_as_the_baseline_has_it() {
     let api = crd("{type: object}");
     assert_eq!(api_presence(&[Some(&api), Some(&api)], 0), None);
     let summary = |f: Finding| (f.rule(), f.class, f.values);
-    let widget = Some("Widget".to_string());
+    let widget = Some("Widget".into());
     assert_eq!(
         api_presence(&[Some(&api), None], 0).map(summary),
         Some(("api-removed".into(), Breaking, vec![widget.clone(), None]))

@@ -128,3 +128,33 @@ fn every_field_of_the_model_comes_back() {
     };
     assert_eq!(Packed::pack(&bare).unpack::<ApiDef>(), bare);
 }
+
+/// A description of megabytes is kept beside the packed bytes and shared with the model and
+/// the unpacked node, not copied into them.
+#[test]
+fn large_texts_are_shared_not_packed() {
+    use crate::schema::model::SchemaNode;
+    let node: Schema = SchemaNode {
+        description: Some("a long description ".repeat(10_000).into()),
+        type_: Some("object".into()),
+        ..SchemaNode::default()
+    }
+    .into();
+    let packed = Packed::pack(&node);
+    assert!(packed.0.len() < 100, "{packed:?}");
+    let back: Schema = packed.unpack();
+    assert_eq!(back, node);
+    assert!(std::ptr::eq(
+        back.description.as_deref().expect("a description"),
+        node.description.as_deref().expect("a description")
+    ));
+    // Short texts are packed as before.
+    let short: Schema = SchemaNode {
+        description: Some("short".into()),
+        ..SchemaNode::default()
+    }
+    .into();
+    let packed = Packed::pack(&short);
+    assert!(packed.1.is_empty());
+    assert_eq!(packed.unpack::<Schema>(), short);
+}
