@@ -30,6 +30,9 @@ fn main() -> ExitCode {
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // The stack the main thread has: the controller polls its migrations, whose futures
+        // are deep, on these threads (2 MiB, tokio's default, overflowed in a debug build).
+        .thread_stack_size(8 << 20)
         .build()
     {
         Ok(rt) => rt,

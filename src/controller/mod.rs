@@ -440,9 +440,6 @@ async fn apply(
     Ok(Action::requeue(REQUEUE))
 }
 
-/// The stack of a migration's thread: the main thread's, where the CLI runs the same loop.
-const RUN_STACK: usize = 8 << 20;
-
 /// How often a running migration's resource is looked at again.
 const REQUEUE: Duration = Duration::from_secs(30);
 
@@ -611,83 +608,70 @@ async fn start(
     let ctx2 = ctx.clone();
     let stop2 = stop.clone();
     let generation = obj.meta().generation;
-    // The run's future is not Send (the CLI's loop borrows its operator across awaits): it runs
-    // on a thread of its own, whose I/O the runtime drives as for any task. The CLI polls it on
-    // the main thread's 8 MiB stack; a runtime thread's 2 MiB overflow in a debug build.
-    let runtime = tokio::runtime::Handle::current();
+    // A task like any other (boxed: its future is large). A thread per run gave each run an
+    // allocator heap of its own, and 50 runs held several times their live memory.
     let ended_at = Arc::new(std::sync::OnceLock::new());
     let ended_at2 = ended_at.clone();
-    let drive = move || {
-        runtime.block_on(async move {
-            let direction = if obj.spec.rollback {
-                Phase::RollingBack
+    let task = tokio::spawn(Box::pin(async move {
+        let direction = if obj.spec.rollback {
+            Phase::RollingBack
+        } else {
+            Phase::Migrating
+        };
+        let message = format!(
+            "{} StatefulSet {} from {} to {}",
+            if obj.spec.rollback {
+                "rolling back"
             } else {
-                Phase::Migrating
-            };
-            let message = format!(
-                "{} StatefulSet {} from {} to {}",
-                if obj.spec.rollback {
-                    "rolling back"
-                } else {
-                    "moving"
+                "moving"
+            },
+            obj.spec.stateful_set_name,
+            obj.spec.source.name,
+            obj.spec.destination.name
+        );
+        let _ = write_status(
+            &obj,
+            &ctx2,
+            Some(direction),
+            &[
+                Wanted {
+                    type_: "Progressing",
+                    status: Truth::True,
+                    reason: "Running",
+                    message: message.clone(),
                 },
-                obj.spec.stateful_set_name,
-                obj.spec.source.name,
-                obj.spec.destination.name
-            );
-            let _ = write_status(
-                &obj,
-                &ctx2,
-                Some(direction),
-                &[
-                    Wanted {
-                        type_: "Progressing",
-                        status: Truth::True,
-                        reason: "Running",
-                        message: message.clone(),
-                    },
-                    Wanted {
-                        type_: "Ready",
-                        status: Truth::False,
-                        reason: "Running",
-                        message: message.clone(),
-                    },
-                ],
-                None,
-            )
-            .await;
-            publish(&ctx2, &obj, EventType::Normal, "Started", &message).await;
-            let tell = tokio::spawn(tell(obj.clone(), ctx2.clone(), rx));
-            let mut operator = Driving {
-                tx,
-                resume: decide::cli_command(&obj.spec, &obj.namespace().unwrap_or_default()),
-                spec: obj.spec.clone(),
-                moved: 0,
-                limit_reached: None,
-            };
-            let result = match ctx2.members.on_hub(&settings, &identities).await {
-                Ok(on_hub) => {
-                    let run = statefulset::run_on(&settings, &mut operator, stop2, Some(on_hub));
-                    Box::pin(run).await
-                }
-                Err(e) => Err(e),
-            };
-            let limit_reached = operator.limit_reached;
-            drop(operator);
-            let _ = tell.await;
-            ended(&obj, &ctx2, result, limit_reached).await;
-            let _ = ended_at2.set(std::time::Instant::now());
-        })
-    };
-    let task = tokio::task::spawn_blocking(move || {
-        let thread = std::thread::Builder::new()
-            .name("migration".into())
-            .stack_size(RUN_STACK)
-            .spawn(drive);
-        if let Ok(thread) = thread {
-            let _ = thread.join();
-        }
-    });
+                Wanted {
+                    type_: "Ready",
+                    status: Truth::False,
+                    reason: "Running",
+                    message: message.clone(),
+                },
+            ],
+            None,
+        )
+        .await;
+        publish(&ctx2, &obj, EventType::Normal, "Started", &message).await;
+        let tell = tokio::spawn(tell(obj.clone(), ctx2.clone(), rx));
+        let mut operator = Driving {
+            tx,
+            resume: decide::cli_command(&obj.spec, &obj.namespace().unwrap_or_default()),
+            spec: obj.spec.clone(),
+            moved: 0,
+            limit_reached: None,
+        };
+        let result = match ctx2.members.on_hub(&settings, &identities).await {
+            Ok(on_hub) => {
+                let run = statefulset::run_on(&settings, &mut operator, stop2, Some(on_hub));
+                Box::pin(run).await
+            }
+            Err(e) => Err(e),
+        };
+        let limit_reached = operator.limit_reached;
+        drop(operator);
+        let _ = tell.await;
+        ended(&obj, &ctx2, result, limit_reached).await;
+        let _ = ended_at2.set(std::time::Instant::now());
+    }));
     ctx.drivers.lock().await.insert(
         key,
         Driver {

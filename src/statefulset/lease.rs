@@ -247,7 +247,7 @@ pub async fn acquire(
     namespace: &str,
     set: &str,
     holder: &str,
-    note: &mut dyn FnMut(Event<'_>),
+    note: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<Held> {
     acquire_named(cluster, namespace, &object_name(set), holder, note).await
 }
@@ -259,7 +259,7 @@ pub async fn acquire_named(
     namespace: &str,
     name: &str,
     holder: &str,
-    note: &mut dyn FnMut(Event<'_>),
+    note: &mut (dyn FnMut(Event<'_>) + Send),
 ) -> Result<Held> {
     let place = Place::new(cluster, namespace, name);
     let mut previous: Option<Sighting> = None;

@@ -193,7 +193,7 @@ pub enum StepGate {
 }
 
 /// The person or runbook driving a run.
-pub trait Operator {
+pub trait Operator: Send {
     /// Asks before `action` (with the plan, when there is one). `Ok` goes on; an error stops
     /// the run with nothing written by it.
     fn confirm(&mut self, action: &str, plan: Option<&Plan>) -> Result<()>;

@@ -1,5 +1,5 @@
 //! Reads both clusters into the plain [`Observed`] struct. No decisions here.
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::apps::v1::StatefulSet;
 use k8s_openapi::api::core::v1::{Event, PersistentVolume, PersistentVolumeClaim, Pod};
@@ -411,22 +411,31 @@ pub fn side_view<'a>(
             },
         );
     }
+    view.volumes = volume_views(at, &view.claims, volume_list);
+    view
+}
+
+/// PURE: the PVs of one side that the decisions see, of `volume_list` (any superset): those
+/// bound to `claims`, named by them, or copies of this migration's.
+pub fn volume_views<'a>(
+    at: &Location,
+    claims: &BTreeMap<String, ClaimView>,
+    volume_list: impl IntoIterator<Item = &'a PersistentVolume>,
+) -> BTreeMap<String, VolumeView> {
     // The watch cache holds every PV of the cluster (a pool of hundreds), and this runs on every
     // loop iteration: each PV is judged on borrowed fields, and only the set's own are copied.
-    let referenced: std::collections::BTreeSet<&str> = view
-        .claims
+    let referenced: std::collections::BTreeSet<&str> = claims
         .values()
         .filter_map(|c| c.volume_name.as_deref())
         .collect();
+    let mut volumes = BTreeMap::new();
     for volume in volume_list {
         let name = volume.metadata.name.as_deref().unwrap_or_default();
         let spec = volume.spec.as_ref();
         let claim_ref = spec.and_then(|s| s.claim_ref.as_ref());
         let ours = claim_ref.is_some_and(|r| {
             r.namespace.as_deref().unwrap_or_default() == at.namespace
-                && view
-                    .claims
-                    .contains_key(r.name.as_deref().unwrap_or_default())
+                && claims.contains_key(r.name.as_deref().unwrap_or_default())
         });
         let copied = volume
             .metadata
@@ -435,7 +444,7 @@ pub fn side_view<'a>(
             .and_then(|l| l.get(COPY_LABEL))
             == Some(&at.copy_label);
         if ours || copied || referenced.contains(name) {
-            view.volumes.insert(
+            volumes.insert(
                 name.to_string(),
                 VolumeView {
                     reclaim_policy: spec
@@ -452,7 +461,7 @@ pub fn side_view<'a>(
             );
         }
     }
-    view
+    volumes
 }
 
 pub async fn observe(

@@ -184,34 +184,46 @@ impl Run<'_> {
             for step in namespace {
                 self.prepare(step, operator).await?;
             }
-            self.holding_lease(operator, async |operator| {
-                // This run found the migration unfinished; finished now, another run drove it
-                // while this one waited for the lease: that is no success of this run's.
-                if direction == Direction::Forward
-                    && let Some(stored) = self.load_journal().await?
-                    && stored.journal.complete
-                {
-                    return Err(Error::CompletedByAnother {
-                        name: self.settings.name.clone(),
-                        holder: stored
-                            .journal
-                            .completed_by
-                            .unwrap_or_else(|| "unknown".into()),
-                    });
-                }
-                for step in rest {
-                    self.prepare(step, operator).await?;
-                }
-                self.reconcile_loop(direction, operator).await
-            })
-            .await
+            let held = self.take_lease(operator).await?;
+            let result = self.leased_part(direction, rest, operator).await;
+            self.give_back_lease(held, result, operator).await
         })
         .await
+    }
+
+    /// What [`Run::reconcile`] does holding the lease: the rest of the preparation, then the
+    /// loop.
+    async fn leased_part(
+        &self,
+        direction: Direction,
+        rest: Vec<&Step>,
+        operator: &mut dyn Operator,
+    ) -> Result<()> {
+        // This run found the migration unfinished; finished now, another run drove it while
+        // this one waited for the lease: that is no success of this run's.
+        if direction == Direction::Forward
+            && let Some(stored) = self.load_journal().await?
+            && stored.journal.complete
+        {
+            return Err(Error::CompletedByAnother {
+                name: self.settings.name.clone(),
+                holder: stored
+                    .journal
+                    .completed_by
+                    .unwrap_or_else(|| "unknown".into()),
+            });
+        }
+        for step in rest {
+            self.prepare(step, operator).await?;
+        }
+        self.reconcile_loop(direction, operator).await
     }
 
     /// Starts the watches the loop observes through, once (unless polling is asked for, see
     /// [`Observe`]); the executor's waits use them too.
     fn start_watching(&self) {
+        // The start-up ends here: the next run on the hub may read its namespaces.
+        drop(crate::sync::lock(&self.start_up).take());
         let ex = &self.executor;
         if ex.waits.watched().is_none() && self.settings.observe == Observe::Watch {
             let at = [&ex.sides.source_at, &ex.sides.destination_at];
@@ -239,14 +251,12 @@ impl Run<'_> {
         work.await
     }
 
-    /// Runs `work` (the writes of a run) holding the migration's Lease: taken first (a live
-    /// holder refuses this run, a silent one is taken over), checked before each write and at
-    /// each safe point, given back at the end. A lost lease stops the run resumably.
-    pub(super) async fn holding_lease<T>(
-        &self,
-        operator: &mut dyn Operator,
-        work: impl AsyncFnOnce(&mut dyn Operator) -> Result<T>,
-    ) -> Result<T> {
+    /// Takes the migration's Lease for the writes of a run: a live holder refuses this run, a
+    /// silent one is taken over; it is checked before each write and at each safe point, and
+    /// given back by [`Run::give_back_lease`] at the end. (Not one function taking the work as
+    /// an async closure: such closures make the run's future lose `Send`, a compiler limit, and
+    /// the controller spawns that future as a task.)
+    pub(super) async fn take_lease(&self, operator: &mut dyn Operator) -> Result<lease::Held> {
         let ex = &self.executor;
         let held = lease::acquire(
             &ex.sides.destination,
@@ -257,8 +267,18 @@ impl Run<'_> {
         )
         .await?;
         ex.writer.hold(Some(held.clone()));
-        let result = work(&mut *operator).await;
-        ex.writer.hold(None);
+        Ok(held)
+    }
+
+    /// Gives back the lease of [`Run::take_lease`] once the work ended with `result`; a lost
+    /// lease stops the run resumably.
+    pub(super) async fn give_back_lease<T>(
+        &self,
+        held: lease::Held,
+        result: Result<T>,
+        operator: &mut dyn Operator,
+    ) -> Result<T> {
+        self.executor.writer.hold(None);
         held.release().await;
         result.map_err(|e| match e {
             Error::LeaseLost { reason } => self.stopped(reason, operator),

@@ -79,10 +79,15 @@ pub async fn run_on(
     };
     let mut executor = Executor::new(sides, steps, settings.timeout, settings.holder.clone());
     executor.waits.interrupt = stop;
+    let start_up = match &on_hub {
+        Some(on) => on.hub.start_up().await,
+        None => None,
+    };
     let mut run = Run {
         settings,
         executor,
         on_hub,
+        start_up: std::sync::Mutex::new(start_up),
         decide: decide::Settings {
             name: settings.name.clone(),
             // `auto` is resolved once the budgets are known (see `use_auto_batch`).
@@ -127,6 +132,8 @@ pub(super) struct Run<'s> {
     pub executor: Executor,
     /// The shared watches to observe through (the controller's), else watches of its own.
     pub on_hub: Option<OnHub>,
+    /// On a hub, this run's turn to start up, held until its watches start.
+    pub start_up: std::sync::Mutex<Option<super::watched::StartUp>>,
     pub decide: decide::Settings,
 }
 
@@ -291,14 +298,12 @@ impl Run<'_> {
             &leftovers.removal(&self.settings.name, &ex.sides.destination.context),
             None,
         )?;
-        let kept = self
-            .holding_lease(operator, async |_| match &leftovers.namespace {
-                Some(_) => {
-                    executor::dependencies::delete_namespace(&ex.writer, &ex.waits, None).await
-                }
-                None => Ok(None),
-            })
-            .await?;
+        let held = self.take_lease(operator).await?;
+        let result = match &leftovers.namespace {
+            Some(_) => executor::dependencies::delete_namespace(&ex.writer, &ex.waits, None).await,
+            None => Ok(None),
+        };
+        let kept = self.give_back_lease(held, result, operator).await?;
         if let Some(why) = kept {
             operator.event(Event::Warning(why));
         }
@@ -887,32 +892,48 @@ impl Run<'_> {
             operator.confirm(&question, Some(&plan))?;
         }
         // Turning the journal is a write: it too waits for the lease.
-        self.catching_ctrl_c(self.holding_lease(operator, async |operator| {
-            if turn {
-                let source_end = observed
-                    .source
-                    .set
-                    .as_ref()
-                    .map(|s| s.start + s.replicas)
-                    .unwrap_or(stored.journal.start);
-                let ex = &self.executor;
-                ex.journal
-                    .update(
-                        &ex.writer,
-                        Some(&stored),
-                        "turn the journal to a rollback",
-                        |j| {
-                            j.direction = Direction::Rollback;
-                            j.complete = false;
-                            j.verified_bound = source_end;
-                        },
-                    )
-                    .await?;
-            }
-            self.reconcile_loop(Direction::Rollback, operator).await
-        }))
+        self.catching_ctrl_c(async {
+            let held = self.take_lease(operator).await?;
+            let result = self
+                .turn_and_roll_back(turn, &stored, &observed, operator)
+                .await;
+            self.give_back_lease(held, result, operator).await
+        })
         .await?;
         Ok(Outcome::Finished)
+    }
+
+    /// What a rollback does holding the lease: turn the journal (unless it is turned already),
+    /// then the loop.
+    async fn turn_and_roll_back(
+        &self,
+        turn: bool,
+        stored: &Stored,
+        observed: &Observed,
+        operator: &mut dyn Operator,
+    ) -> Result<()> {
+        if turn {
+            let source_end = observed
+                .source
+                .set
+                .as_ref()
+                .map(|s| s.start + s.replicas)
+                .unwrap_or(stored.journal.start);
+            let ex = &self.executor;
+            ex.journal
+                .update(
+                    &ex.writer,
+                    Some(stored),
+                    "turn the journal to a rollback",
+                    |j| {
+                        j.direction = Direction::Rollback;
+                        j.complete = false;
+                        j.verified_bound = source_end;
+                    },
+                )
+                .await?;
+        }
+        self.reconcile_loop(Direction::Rollback, operator).await
     }
 
     async fn cleanup(
@@ -956,11 +977,9 @@ impl Run<'_> {
             }));
         }
         operator.confirm(&cleanup::question(&plan, &self.settings.name, ex), None)?;
-        let report = self
-            .holding_lease(operator, async |_| {
-                cleanup::perform(ex, &plan, &stored).await
-            })
-            .await?;
+        let held = self.take_lease(operator).await?;
+        let result = cleanup::perform(ex, &plan, &stored).await;
+        let report = self.give_back_lease(held, result, operator).await?;
         Ok(Outcome::Cleaned(report))
     }
 }

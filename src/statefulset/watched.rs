@@ -18,6 +18,7 @@
 use crate::sync;
 use std::any::Any;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use futures::StreamExt;
@@ -31,7 +32,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
 use super::journal::{self, Stored};
-use super::model::{Observed, Side};
+use super::model::{ClaimView, Observed, Side, VolumeView};
 use super::observe::{self, Location, Scope};
 use crate::cluster::Cluster;
 use crate::error::{Error, Result};
@@ -46,7 +47,47 @@ struct SideStores {
     pods: Store<Pod>,
     claims: Store<PersistentVolumeClaim>,
     volumes: Store<PersistentVolume>,
+    /// Counts the PV watch's events, each counted once the store has it.
+    volumes_version: Arc<AtomicU64>,
+    /// The last PV views built, kept while neither the PVs nor the claims changed.
+    volumes_memo: Mutex<Option<VolumesMemo>>,
     budgets: Store<PodDisruptionBudget>,
+}
+
+/// [`SideStores::volume_views`] as last built: of the PV store at `version`, for `claims`.
+struct VolumesMemo {
+    version: u64,
+    claims: BTreeMap<String, ClaimView>,
+    volumes: BTreeMap<String, VolumeView>,
+}
+
+impl SideStores {
+    /// The PV views of this side for `claims`. The PV store holds every PV of the cluster (a
+    /// pool of hundreds) and most of the loop's wake-ups are of pods: while neither the PVs
+    /// nor the claims changed, the last views are reused instead of judging every PV again.
+    fn volume_views(&self, claims: &BTreeMap<String, ClaimView>) -> BTreeMap<String, VolumeView> {
+        // Read before the store: a store newer than its version only makes the memo recomputed
+        // once more.
+        let version = self.volumes_version.load(Ordering::Acquire);
+        let mut memo = sync::lock(&self.volumes_memo);
+        if let Some(m) = memo.as_ref()
+            && m.version == version
+            && &m.claims == claims
+        {
+            return m.volumes.clone();
+        }
+        let volumes = observe::volume_views(
+            &self.at,
+            claims,
+            self.volumes.state().iter().map(|v| v.as_ref()),
+        );
+        *memo = Some(VolumesMemo {
+            version,
+            claims: claims.clone(),
+            volumes: volumes.clone(),
+        });
+        volumes
+    }
 }
 
 /// Why a watcher cannot deliver right now, kept until its next event.
@@ -91,6 +132,14 @@ impl Drop for Watched {
     }
 }
 
+/// What a store keeps of an object: all but its managedFields, which nothing here reads and
+/// which are often half of an object. Every view built from the store copies less, and a
+/// controller's stores of many namespaces hold less. A write never sends a stored object back,
+/// and an update without managedFields keeps the server's anyway.
+fn without_managed_fields<K: Resource>(object: &mut K) {
+    object.meta_mut().managed_fields = None;
+}
+
 /// Starts one watcher into a new store; its task ends when the [`Watched`] is dropped.
 struct Starter {
     bump: Arc<watch::Sender<u64>>,
@@ -110,13 +159,34 @@ impl Starter {
         K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
         K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
     {
+        self.start_versioned(side, what, api, config).0
+    }
+
+    /// [`Starter::start`], with a count of the events the store has applied.
+    fn start_versioned<K>(
+        &mut self,
+        side: Side,
+        what: &'static str,
+        api: Api<K>,
+        config: watcher::Config,
+    ) -> (Store<K>, Arc<AtomicU64>)
+    where
+        K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+    {
         let (store, writer) = reflector::store();
         let bump = self.bump.clone();
         let health = self.health.clone();
-        let events = watcher(api, config).default_backoff().reflect(writer);
+        let version = Arc::new(AtomicU64::new(0));
+        let counted = version.clone();
+        let events = watcher(api, config)
+            .default_backoff()
+            .modify(without_managed_fields)
+            .reflect(writer);
         let task = tokio::spawn(async move {
             let mut events = std::pin::pin!(events);
             while let Some(event) = events.next().await {
+                counted.fetch_add(1, Ordering::Release);
                 let mut health = sync::lock(&health);
                 match event {
                     // The reflector has applied the event before it is passed on.
@@ -135,13 +205,15 @@ impl Starter {
             }
         });
         self.tasks.push(task.abort_handle());
-        store
+        (store, version)
     }
 
     fn side(&mut self, side: Side, cluster: &Cluster, at: &Location) -> SideStores {
         let client = cluster.client.clone();
         let ns = at.namespace.as_str();
         let all = watcher::Config::default;
+        let (volumes, volumes_version) =
+            self.start_versioned(side, "PersistentVolumes", Api::all(client.clone()), all());
         SideStores {
             side,
             cluster: cluster.clone(),
@@ -162,7 +234,9 @@ impl Starter {
             ),
             // The PVs the claims name are not labelled, and new ones appear (a fresh claim's,
             // a copy): all of them, as a controller's informer does.
-            volumes: self.start(side, "PersistentVolumes", Api::all(client.clone()), all()),
+            volumes,
+            volumes_version,
+            volumes_memo: Mutex::default(),
             budgets: self.start(
                 side,
                 "PodDisruptionBudgets",
@@ -284,15 +358,17 @@ impl Watched {
             },
         };
         let view = |side: &SideStores| {
-            observe::side_view(
+            let mut view = observe::side_view(
                 &side.at,
                 &scope,
                 self.set(side.side).as_deref(),
                 side.pods.state().iter().map(|p| p.as_ref()),
                 side.claims.state().iter().map(|c| c.as_ref()),
-                side.volumes.state().iter().map(|v| v.as_ref()),
+                std::iter::empty(),
                 side.budgets.state().iter().map(|b| b.as_ref()),
-            )
+            );
+            view.volumes = side.volume_views(&view.claims);
+            view
         };
         Ok((
             stored,
@@ -345,10 +421,27 @@ impl Watched {
 
 /// Watches shared by the runs of one process (the controller's): one per kind, member cluster
 /// and namespace, and one of PVs per member, kept while a run reads them.
-#[derive(Default)]
 pub struct Hub {
     watches: Mutex<HashMap<HubKey, Weak<dyn Any + Send + Sync>>>,
+    /// The runs in their start-up (preflight's reads) at once: each reads its namespaces whole,
+    /// and fifty doing so together held most of the controller's peak memory.
+    start_ups: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many runs of a [`Hub`] may be in their start-up at once.
+const START_UPS_AT_ONCE: usize = 4;
+
+impl Default for Hub {
+    fn default() -> Hub {
+        Hub {
+            watches: Mutex::default(),
+            start_ups: Arc::new(tokio::sync::Semaphore::new(START_UPS_AT_ONCE)),
+        }
+    }
+}
+
+/// A run's turn to start up on a [`Hub`], given back when its watches start (or it ends).
+pub type StartUp = tokio::sync::OwnedSemaphorePermit;
 
 /// A watch on the hub: the member's identity, the kind, the namespace (none: all of them).
 type HubKey = (String, &'static str, Option<String>);
@@ -380,6 +473,8 @@ pub fn watch_timeout(read_timeout: Option<std::time::Duration>) -> Option<u32> {
 /// One shared watch: its store and who listens; its task ends with the last reader.
 struct SharedWatch<K: Resource<DynamicType = ()> + 'static> {
     store: Store<K>,
+    /// Counts the events, each counted once the store has it.
+    version: Arc<AtomicU64>,
     state: Arc<Mutex<WatchState>>,
     task: tokio::task::AbortHandle,
 }
@@ -471,6 +566,11 @@ fn any_run<K>(_: &K) -> Option<Vec<String>> {
 }
 
 impl Hub {
+    /// Waits for a turn to start up (see [`Hub::start_ups`]).
+    pub async fn start_up(&self) -> Option<StartUp> {
+        self.start_ups.clone().acquire_owned().await.ok()
+    }
+
     /// The watch of `what` (`api`, `config`) on `member` in `namespace`, started unless a
     /// run already reads it. `names` says whose events wake which runs.
     fn watch<K>(
@@ -520,12 +620,18 @@ impl Hub {
         }
         let (store, writer) = reflector::store();
         let state = Arc::new(Mutex::new(WatchState::default()));
-        let events = watcher(api, config).default_backoff().reflect(writer);
+        let version = Arc::new(AtomicU64::new(0));
+        let events = watcher(api, config)
+            .default_backoff()
+            .modify(without_managed_fields)
+            .reflect(writer);
         let task = tokio::spawn({
             let state = state.clone();
+            let counted = version.clone();
             async move {
                 let mut events = std::pin::pin!(events);
                 while let Some(event) = events.next().await {
+                    counted.fetch_add(1, Ordering::Release);
                     let names = match &event {
                         Ok(watcher::Event::Apply(o) | watcher::Event::Delete(o)) => names(o),
                         _ => None,
@@ -552,7 +658,12 @@ impl Hub {
             }
         })
         .abort_handle();
-        let watch = Arc::new(SharedWatch { store, state, task });
+        let watch = Arc::new(SharedWatch {
+            store,
+            version,
+            state,
+            task,
+        });
         watches.retain(|_, w| w.strong_count() > 0);
         let erased: Arc<dyn Any + Send + Sync> = watch.clone();
         watches.insert(key, Arc::downgrade(&erased));
@@ -623,7 +734,9 @@ impl Subscriber<'_> {
             sets: self.listen(side, "StatefulSets", sets),
             pods: self.listen(side, "pods", pods),
             claims: self.listen(side, "PersistentVolumeClaims", claims),
+            volumes_version: volumes.version.clone(),
             volumes: self.listen(side, "PersistentVolumes", volumes),
+            volumes_memo: Mutex::default(),
             budgets: self.listen(side, "PodDisruptionBudgets", budgets),
         }
     }
