@@ -222,8 +222,7 @@ impl Run<'_> {
     /// Starts the watches the loop observes through, once (unless polling is asked for, see
     /// [`Observe`]); the executor's waits use them too.
     fn start_watching(&self) {
-        // The start-up ends here: the next run on the hub may read its namespaces.
-        drop(crate::sync::lock(&self.start_up).take());
+        self.end_start_up();
         let ex = &self.executor;
         if ex.waits.watched().is_none() && self.settings.observe == Observe::Watch {
             let at = [&ex.sides.source_at, &ex.sides.destination_at];
@@ -244,6 +243,12 @@ impl Run<'_> {
         }
     }
 
+    /// Gives back this run's turn to start up on the hub (if any): the next run may read its
+    /// namespaces.
+    fn end_start_up(&self) {
+        drop(crate::sync::lock(&self.start_up).take());
+    }
+
     /// Runs `work` with Ctrl-C turned into a stop at the next safe point.
     pub(super) async fn catching_ctrl_c<T>(&self, work: impl Future<Output = T>) -> T {
         let interrupt = self.interrupt().clone();
@@ -257,6 +262,8 @@ impl Run<'_> {
     /// an async closure: such closures make the run's future lose `Send`, a compiler limit, and
     /// the controller spawns that future as a task.)
     pub(super) async fn take_lease(&self, operator: &mut dyn Operator) -> Result<lease::Held> {
+        // Its reads are done: waiting for a lease (up to its duration) is no start-up.
+        self.end_start_up();
         let ex = &self.executor;
         let held = lease::acquire(
             &ex.sides.destination,

@@ -440,7 +440,8 @@ impl Default for Hub {
     }
 }
 
-/// A run's turn to start up on a [`Hub`], given back when its watches start (or it ends).
+/// A run's turn to start up on a [`Hub`], given back when its watches start, when it waits for
+/// its lease, or when it ends.
 pub type StartUp = tokio::sync::OwnedSemaphorePermit;
 
 /// A watch on the hub: the member's identity, the kind, the namespace (none: all of them).
