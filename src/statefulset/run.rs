@@ -132,7 +132,8 @@ pub(super) struct Run<'s> {
     pub executor: Executor,
     /// The shared watches to observe through (the controller's), else watches of its own.
     pub on_hub: Option<OnHub>,
-    /// On a hub, this run's turn to start up, held until its watches start.
+    /// On a hub, this run's turn to start up, held until its watches start or it waits for its
+    /// lease.
     pub start_up: std::sync::Mutex<Option<super::watched::StartUp>>,
     pub decide: decide::Settings,
 }

@@ -132,12 +132,28 @@ impl Drop for Watched {
     }
 }
 
-/// What a store keeps of an object: all but its managedFields, which nothing here reads and
-/// which are often half of an object. Every view built from the store copies less, and a
-/// controller's stores of many namespaces hold less. A write never sends a stored object back,
-/// and an update without managedFields keeps the server's anyway.
-fn without_managed_fields<K: Resource>(object: &mut K) {
-    object.meta_mut().managed_fields = None;
+/// The events of a watch of `api`, each applied to `writer`'s store before it is passed on and
+/// counted in `version` once applied. The store keeps all of an object but its managedFields,
+/// which nothing here reads and which are often half of an object: every view built from the
+/// store copies less, and a controller's stores of many namespaces hold less. (A write never
+/// sends a stored object back, and an update without managedFields keeps the server's anyway.)
+fn into_store<K>(
+    api: Api<K>,
+    config: watcher::Config,
+    writer: reflector::store::Writer<K>,
+    version: Arc<AtomicU64>,
+) -> impl futures::Stream<Item = watcher::Result<watcher::Event<K>>> + Send
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    watcher(api, config)
+        .default_backoff()
+        .modify(|object: &mut K| object.meta_mut().managed_fields = None)
+        .reflect(writer)
+        .inspect(move |_| {
+            version.fetch_add(1, Ordering::Release);
+        })
 }
 
 /// Starts one watcher into a new store; its task ends when the [`Watched`] is dropped.
@@ -178,15 +194,10 @@ impl Starter {
         let bump = self.bump.clone();
         let health = self.health.clone();
         let version = Arc::new(AtomicU64::new(0));
-        let counted = version.clone();
-        let events = watcher(api, config)
-            .default_backoff()
-            .modify(without_managed_fields)
-            .reflect(writer);
+        let events = into_store(api, config, writer, version.clone());
         let task = tokio::spawn(async move {
             let mut events = std::pin::pin!(events);
             while let Some(event) = events.next().await {
-                counted.fetch_add(1, Ordering::Release);
                 let mut health = sync::lock(&health);
                 match event {
                     // The reflector has applied the event before it is passed on.
@@ -622,17 +633,12 @@ impl Hub {
         let (store, writer) = reflector::store();
         let state = Arc::new(Mutex::new(WatchState::default()));
         let version = Arc::new(AtomicU64::new(0));
-        let events = watcher(api, config)
-            .default_backoff()
-            .modify(without_managed_fields)
-            .reflect(writer);
+        let events = into_store(api, config, writer, version.clone());
         let task = tokio::spawn({
             let state = state.clone();
-            let counted = version.clone();
             async move {
                 let mut events = std::pin::pin!(events);
                 while let Some(event) = events.next().await {
-                    counted.fetch_add(1, Ordering::Release);
                     let names = match &event {
                         Ok(watcher::Event::Apply(o) | watcher::Event::Delete(o)) => names(o),
                         _ => None,
