@@ -258,6 +258,15 @@ pub struct APICompatibilitySpec {
     /// Rules left out, as `schema-diff --ignore` takes them (`attribute-change`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore: Vec<String>,
+    /// A ConfigMap of this namespace to keep the lowest common denominator in: per API
+    /// compared that has one, key `<crd name>.yaml` holds the CRD manifest every member
+    /// accepts (what `schema-diff --lcd` prints). The controller creates it, owned by this
+    /// resource (deleted with it), and rewrites it after each comparison with every member
+    /// answering; a ConfigMap of that name that this resource does not own is left alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 253))]
+    #[schemars(regex(pattern = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"))]
+    pub lcd_config_map: Option<String>,
 }
 
 /// A member cluster of an [`APICompatibility`]: its kubeconfig in a Secret of the resource's
@@ -287,8 +296,9 @@ pub struct APICompatibilityStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `Compatible` (no finding of a spec.failOn class between the members, else the first
-    /// findings in words) and `Reachable` (every member's API server answers, else which do
-    /// not and why).
+    /// findings in words), `Reachable` (every member's API server answers, else which do
+    /// not and why) and, with spec.lcdConfigMap, `LCDWritten` (the ConfigMap holds the LCD of
+    /// the last comparison, else why not).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,

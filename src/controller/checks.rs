@@ -11,7 +11,9 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use backon::BackoffBuilder;
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use kube::api::{Patch, PatchParams};
 use kube::runtime::controller::Action;
 use kube::runtime::events::EventType;
 use kube::{Api, Resource, ResourceExt};
@@ -21,12 +23,13 @@ use super::api::{APICompatibility, APICompatibilityStatus, MemberStatus};
 use super::compat::{self, Verdict};
 use super::decide::{self, Truth, Wanted};
 use super::{Context, ReconcileError, key, patch_status, publish, read_kubeconfig_hashed, record};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, describe_kube_error};
 use crate::schema::FailOn;
 use crate::schema::report::Report;
 use crate::schema::watch::{
     self as engine, ApiState, ApiUpdate, EventType as Seen, Flow, Listener, Note, WatchEvent,
 };
+use crate::statefulset::FIELD_MANAGER;
 
 /// One resource's check in progress.
 pub(super) struct Check {
@@ -215,6 +218,7 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
                 members,
                 fail_on: fail_on.clone(),
                 baseline: baseline.clone(),
+                keep_lcd: spec.lcd_config_map.is_some(),
                 compared_at: compared_at.take(),
                 tx: tx.clone(),
             };
@@ -275,7 +279,7 @@ async fn probe_all(clusters: &[Cluster]) -> HashMap<String, String> {
             tokio::time::timeout(compat::PROBE_TIMEOUT, c.client.apiserver_version()).await;
         let why = match answer {
             Ok(Ok(_)) => return None,
-            Ok(Err(e)) => crate::cluster::describe_kube_error(&e),
+            Ok(Err(e)) => describe_kube_error(&e),
             Err(_) => format!(
                 "no answer within {}",
                 crate::duration::humanize(compat::PROBE_TIMEOUT)
@@ -366,6 +370,8 @@ struct Checker {
     members: Vec<MemberStatus>,
     fail_on: FailOn,
     baseline: String,
+    /// Whether the verdicts carry the LCD (spec.lcdConfigMap names a ConfigMap).
+    keep_lcd: bool,
     /// When the APIs were last compared with every member answering.
     compared_at: Option<String>,
     tx: mpsc::UnboundedSender<Verdict>,
@@ -373,16 +379,20 @@ struct Checker {
 
 impl Checker {
     fn tell(&mut self) {
-        if self.members.iter().all(|m| m.reachable) {
+        let all_answer = self.members.iter().all(|m| m.reachable);
+        if all_answer {
             self.compared_at = Some(engine::timestamp());
         }
-        let verdict = compat::verdict(
+        let mut verdict = compat::verdict(
             Some(&self.apis),
             &self.fail_on,
             &self.baseline,
             self.members.clone(),
             self.compared_at.as_deref(),
         );
+        if self.keep_lcd && all_answer {
+            verdict.lcd = Some(compat::lcd_data(&self.apis));
+        }
         let _ = self.tx.send(verdict);
     }
 }
@@ -427,24 +437,47 @@ impl Listener for Checker {
     }
 }
 
+/// How long an LCD ConfigMap that could not be written waits to be tried again, unless a new
+/// verdict comes first.
+const LCD_RETRY: Duration = Duration::from_secs(15);
+
 /// Writes each verdict that differs from the last one written, in order (a flip and its return
-/// are both written, however close), with an Event on each condition that flips.
+/// are both written, however close), with an Event on each condition that flips; and its LCD
+/// to spec.lcdConfigMap, again after [`LCD_RETRY`] while that fails.
 async fn write_verdicts(
     obj: APICompatibility,
     ctx: Arc<Context>,
     mut rx: mpsc::UnboundedReceiver<Verdict>,
 ) {
     let mut last: Option<Verdict> = None;
-    while let Some(verdict) = rx.recv().await {
-        if last.as_ref() == Some(&verdict) {
+    let mut lcd_failed = false;
+    loop {
+        let next = if lcd_failed {
+            match tokio::time::timeout(LCD_RETRY, rx.recv()).await {
+                Ok(next) => next,
+                // Nothing new meanwhile: the last verdict again, for its LCD.
+                Err(_) => last.take(),
+            }
+        } else {
+            rx.recv().await
+        };
+        let Some(verdict) = next else { break };
+        if !lcd_failed && last.as_ref() == Some(&verdict) {
             continue;
         }
-        let wanted: Vec<Wanted> = verdict
+        let mut wanted: Vec<Wanted> = verdict
             .compatible
             .iter()
             .chain([&verdict.reachable])
             .cloned()
             .collect();
+        lcd_failed = false;
+        if let (Some(name), Some(data)) = (&obj.spec.lcd_config_map, &verdict.lcd) {
+            let apis = verdict.apis.unwrap_or_default() as usize;
+            let written = write_lcd(&obj, &ctx, name, data, apis).await;
+            lcd_failed = written.status != Truth::True;
+            wanted.push(written);
+        }
         let mut rest = serde_json::json!({ "members": verdict.members });
         if let Some(n) = verdict.incompatible_findings {
             rest["incompatibleFindings"] = n.into();
@@ -459,6 +492,54 @@ async fn write_verdicts(
     }
 }
 
+/// Keeps ConfigMap `name` of the resource's namespace holding `data` (the LCD of `apis` APIs),
+/// owned by the resource, unless it exists and is not the resource's; says which in
+/// `LCDWritten`.
+async fn write_lcd(
+    obj: &APICompatibility,
+    ctx: &Context,
+    name: &str,
+    data: &BTreeMap<String, String>,
+    apis: usize,
+) -> Wanted {
+    let namespace = obj.namespace().unwrap_or_default();
+    let api: Api<ConfigMap> = Api::namespaced(ctx.client.clone(), &namespace);
+    match api.get_opt(name).await {
+        Err(e) => return compat::lcd_not_written(name, &describe_kube_error(&e)),
+        Ok(Some(found))
+            if !found
+                .owner_references()
+                .iter()
+                .any(|o| Some(&o.uid) == obj.uid().as_ref()) =>
+        {
+            let owners: Vec<String> = found
+                .owner_references()
+                .iter()
+                .map(|o| format!("{}/{}", o.kind, o.name))
+                .collect();
+            return compat::lcd_config_map_not_ours(name, &owners);
+        }
+        Ok(_) => {}
+    }
+    let config_map = serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "ownerReferences": [obj.controller_owner_ref(&())],
+        },
+        "data": data,
+    });
+    // Forced: the ConfigMap is this resource's (checked above), and its keys are the LCD's,
+    // whoever edited them since.
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    match api.patch(name, &params, &Patch::Apply(config_map)).await {
+        Ok(_) => compat::lcd_written(name, data, apis),
+        Err(e) => compat::lcd_not_written(name, &describe_kube_error(&e)),
+    }
+}
+
 /// Writes the conditions (against the latest status: a condition whose status does not change
 /// keeps its transition time) and `rest` of the status; an Event and a metric for each
 /// condition whose status flips.
@@ -470,13 +551,19 @@ async fn write(
 ) -> std::result::Result<(), ReconcileError> {
     let api: Api<APICompatibility> =
         Api::namespaced(ctx.client.clone(), &obj.namespace().unwrap_or_default());
-    let previous = api
+    let mut previous = api
         .get_opt(&obj.name_any())
         .await
         .ok()
         .flatten()
         .and_then(|o| o.status)
         .unwrap_or_else(APICompatibilityStatus::default);
+    if obj.spec.lcd_config_map.is_none() {
+        // No longer asked for: not said either.
+        previous
+            .conditions
+            .retain(|c| c.type_ != compat::LCD_WRITTEN);
+    }
     let now = Time(k8s_openapi::jiff::Timestamp::now());
     let generation = obj.meta().generation;
     let conditions = decide::conditions(&previous.conditions, wanted, generation, &now);

@@ -107,6 +107,9 @@ pub struct Verdict {
     pub incompatible_findings: Option<i64>,
     pub apis: Option<i64>,
     pub members: Vec<MemberStatus>,
+    /// What spec.lcdConfigMap is to hold ([`lcd_data`]): set only when it is asked for and
+    /// the APIs were just compared with every member answering.
+    pub lcd: Option<BTreeMap<String, String>>,
 }
 
 /// The verdict: `apis` is `None` until every member has listed its CRDs once (no `Compatible`
@@ -161,6 +164,73 @@ pub fn verdict(
         compatible,
         reachable: reachable(&members),
         members,
+        lcd: None,
+    }
+}
+
+/// The type of the condition that says whether spec.lcdConfigMap holds the LCD.
+pub const LCD_WRITTEN: &str = "LCDWritten";
+
+/// The LCD ConfigMap's data: per API that has an LCD, key `<name>.yaml`, its manifest as
+/// `schema-diff --lcd-dir` writes it. (CRD names are valid ConfigMap keys.)
+pub fn lcd_data(apis: &BTreeMap<String, ApiState>) -> BTreeMap<String, String> {
+    apis.iter()
+        .filter_map(|(name, state)| Some((format!("{name}.yaml"), state.lcd.as_ref()?.to_yaml())))
+        .collect()
+}
+
+/// `LCDWritten` once ConfigMap `config_map` holds `data`, the LCD of `apis` APIs compared.
+pub fn lcd_written(config_map: &str, data: &BTreeMap<String, String>, apis: usize) -> Wanted {
+    let mut message = format!(
+        "ConfigMap {config_map} holds the LCD of {} of {}",
+        data.len(),
+        counted(apis as u64, "API")
+    );
+    if data.len() < apis {
+        message.push_str(&format!(
+            "; {} no LCD: `kubectl migrate schema-diff --lcd` says why",
+            if apis - data.len() == 1 {
+                "1 has"
+            } else {
+                "the others have"
+            }
+        ));
+    }
+    Wanted {
+        type_: LCD_WRITTEN,
+        status: Truth::True,
+        reason: "Written",
+        message,
+    }
+}
+
+/// `LCDWritten` when ConfigMap `config_map` exists and this resource does not own it: it is
+/// someone else's, and left alone. `owners` are its owners as `Kind/name`.
+pub fn lcd_config_map_not_ours(config_map: &str, owners: &[String]) -> Wanted {
+    let whose = if owners.is_empty() {
+        "has no owner".to_string()
+    } else {
+        format!("is owned by {}", owners.join(", "))
+    };
+    Wanted {
+        type_: LCD_WRITTEN,
+        status: Truth::False,
+        reason: "ConfigMapNotOwned",
+        message: format!(
+            "ConfigMap {config_map} exists and {whose}, not this resource; it is left alone: delete it, or name another in spec.lcdConfigMap"
+        ),
+    }
+}
+
+/// `LCDWritten` when ConfigMap `config_map` could not be read or written (`why`, in words).
+pub fn lcd_not_written(config_map: &str, why: &str) -> Wanted {
+    Wanted {
+        type_: LCD_WRITTEN,
+        status: Truth::False,
+        reason: "WriteFailed",
+        message: format!(
+            "ConfigMap {config_map} could not be written: {why}; tried again in a while"
+        ),
     }
 }
 
@@ -468,6 +538,36 @@ mod tests {
         assert_eq!(
             stale.message,
             "not compared while member b does not answer; the last comparison, at 2026-12-07T14:50:00Z: no finding of class breaking in 1 API of a, b (baseline a)"
+        );
+    }
+
+    #[test]
+    fn the_lcd_condition_says_where_it_is_and_what_is_missing() {
+        let data = BTreeMap::from([("widgets.example.com.yaml".to_string(), String::new())]);
+        let all = lcd_written("lcd", &data, 1);
+        assert_eq!((all.type_, all.status), (LCD_WRITTEN, Truth::True));
+        assert_eq!(all.message, "ConfigMap lcd holds the LCD of 1 of 1 API");
+        assert_eq!(
+            lcd_written("lcd", &data, 3).message,
+            "ConfigMap lcd holds the LCD of 1 of 3 APIs; the others have no LCD: `kubectl migrate schema-diff --lcd` says why"
+        );
+        assert_eq!(
+            lcd_written("lcd", &BTreeMap::new(), 1).message,
+            "ConfigMap lcd holds the LCD of 0 of 1 API; 1 has no LCD: `kubectl migrate schema-diff --lcd` says why"
+        );
+        let theirs = lcd_config_map_not_ours("lcd", &[]);
+        assert_eq!(
+            (theirs.status, theirs.reason),
+            (Truth::False, "ConfigMapNotOwned")
+        );
+        assert_eq!(
+            theirs.message,
+            "ConfigMap lcd exists and has no owner, not this resource; it is left alone: delete it, or name another in spec.lcdConfigMap"
+        );
+        assert!(
+            lcd_config_map_not_ours("lcd", &["APICompatibility/other".into()])
+                .message
+                .contains("is owned by APICompatibility/other, not this resource"),
         );
     }
 

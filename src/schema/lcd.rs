@@ -118,6 +118,12 @@ impl Manifest {
         serde_json::to_value(self).expect("a manifest is JSON")
     }
 
+    /// The manifest as a YAML document, as `--lcd-dir` files and the controller's ConfigMap
+    /// hold it.
+    pub fn to_yaml(&self) -> String {
+        serde_saphyr::to_string(&self.to_value()).expect("JSON values are YAML")
+    }
+
     /// Appends the manifest as `serde_json::to_writer_pretty` writes it, as if nested `level`
     /// deep (two spaces a level) in pretty JSON around it, as a `List`'s items are: written at
     /// the top, then indented after each line break (a pretty printer writes line breaks only

@@ -47,7 +47,7 @@ use serde::Serialize;
 use crate::cluster::Target;
 use crate::error::Result;
 pub use executor::volumes::{COPY_ORDER_ENV, CopyOrder};
-pub use executor::{DryRunResult, Interrupt};
+pub use executor::{DryRunResult, FIELD_MANAGER, Interrupt};
 pub use lease::holder_identity;
 pub use model::VolumeMode;
 pub use plan::Plan;

@@ -9,6 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Client};
@@ -612,4 +613,103 @@ async fn checks_naming_the_same_members_share_one_crd_watch_per_member() {
     // The last check naming the member goes: so does the watch.
     delete_checks(ns, &names[2..]);
     wait_for_crd_watches(&shared, before, &scene.controller).await;
+}
+
+/// `spec.size`'s maximum in the LCD of `api` that ConfigMap `lcd` holds.
+fn lcd_maximum(lcd: &ConfigMap, api: &str) -> Option<u64> {
+    let text = lcd.data.as_ref()?.get(&format!("{api}.yaml"))?;
+    let manifest: serde_json::Value = serde_saphyr::from_str(text).unwrap();
+    manifest
+        .pointer("/spec/versions/0/schema/openAPIV3Schema/properties/spec/properties/size/maximum")?
+        .as_u64()
+}
+
+#[tokio::test]
+async fn the_lcd_is_kept_in_a_config_map_the_check_owns() {
+    let scene = Scene::new("compat-lcd", &["a", "b"]).await;
+    let b = scene.members[1].clone();
+    let api = format!("widgets.{}", scene.group);
+    let config_maps: Api<ConfigMap> = Api::namespaced(scene.management.clone(), &scene.home.name);
+    // Someone else's ConfigMap, of the name a second check asks for.
+    let theirs: ConfigMap = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "taken"},
+        "data": {"note": "mine"},
+    }))
+    .unwrap();
+    let theirs = config_maps
+        .create(&Default::default(), &theirs)
+        .await
+        .unwrap();
+
+    let mut conditions = scene
+        .check_with("kept", serde_json::json!({"lcdConfigMap": "widgets-lcd"}))
+        .await;
+    let (written, obj) = conditions
+        .wait("LCDWritten", "True", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(
+        written.message,
+        "ConfigMap widgets-lcd holds the LCD of 1 of 1 API"
+    );
+    let lcd = config_maps.get("widgets-lcd").await.unwrap();
+    let owner = &lcd.metadata.owner_references.as_ref().unwrap()[0];
+    assert_eq!(
+        (owner.kind.as_str(), Some(&owner.uid), owner.controller),
+        ("APICompatibility", obj.metadata.uid.as_ref(), Some(true))
+    );
+    assert_eq!(lcd_maximum(&lcd, &api), Some(10), "{lcd:?}");
+    // What it holds is a CRD that a real API server accepts as it stands.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        &lcd.data.as_ref().unwrap()[&format!("{api}.yaml")],
+    )
+    .unwrap();
+    let accepted = kubectl(&[
+        "--context",
+        CONTEXT_C,
+        "apply",
+        "--dry-run=server",
+        "-f",
+        file.path().to_str().unwrap(),
+    ]);
+    assert!(accepted.status.success(), "{accepted:?}");
+
+    // km-b accepts less now: so does the LCD.
+    scene.widgets_in(&b, 5);
+    support::poll_until(LIMIT, "the LCD to narrow to maximum 5", || async {
+        let lcd = config_maps.get("widgets-lcd").await.unwrap();
+        lcd_maximum(&lcd, &api) == Some(5)
+    })
+    .await;
+
+    // A ConfigMap the check does not own is left alone, and the condition says why.
+    let mut other = scene
+        .check_with("other", serde_json::json!({"lcdConfigMap": "taken"}))
+        .await;
+    let (refused, _) = other
+        .wait("LCDWritten", "False", LIMIT, &scene.controller)
+        .await;
+    assert_eq!(refused.reason, "ConfigMapNotOwned");
+    assert_eq!(
+        refused.message,
+        "ConfigMap taken exists and has no owner, not this resource; it is left alone: delete it, or name another in spec.lcdConfigMap"
+    );
+    let untouched = config_maps.get("taken").await.unwrap();
+    assert_eq!(
+        untouched.metadata.resource_version,
+        theirs.metadata.resource_version
+    );
+    let reasons = event_reasons(&scene.management, &scene.home.name, "other").await;
+    assert!(
+        reasons.iter().any(|r| r == "ConfigMapNotOwned"),
+        "an Event says it: {reasons:?}"
+    );
+
+    // Deleted with its check.
+    delete_checks(&scene.home.name, &["kept"]);
+    support::poll_until(LIMIT, "the LCD ConfigMap to go with its check", || async {
+        config_maps.get_opt("widgets-lcd").await.unwrap().is_none()
+    })
+    .await;
 }

@@ -5,6 +5,10 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
+use k8s_openapi::api::core::v1::ConfigMap;
+use kube::Api;
+use kubectl_migrate::controller::api::APICompatibility;
+
 use super::e2e_controller::{Controller, apply, apply_text, condition, wait_condition};
 use super::e2e_controller_gates::{LIMIT, Scene};
 use support::sts::{assert_moved, kubectl};
@@ -77,6 +81,10 @@ async fn the_controller_completes_a_migration_with_only_the_shipped_rbac() {
     assert!(!can_i("get", "secrets", "default"));
     assert!(!can_i("list", "secrets", &scene.home.name));
     assert!(!can_i("get", "leases", &scene.home.name));
+    // LCD ConfigMaps: in a bound namespace only, and never deleted by the controller.
+    assert!(can_i("create", "configmaps", &scene.home.name));
+    assert!(!can_i("create", "configmaps", "default"));
+    assert!(!can_i("delete", "configmaps", &scene.home.name));
 
     let out = kubectl(&[
         "--context",
@@ -135,6 +143,40 @@ async fn the_controller_completes_a_migration_with_only_the_shipped_rbac() {
     .await;
     assert_eq!(condition(&done, "Ready").reason, "Completed");
     assert_moved(&scene.pair, &scene.before, 3).await;
+
+    // An APICompatibility that keeps its LCD in a ConfigMap (of no API here: only the
+    // permissions are at stake).
+    apply_text(
+        &serde_json::json!({
+            "apiVersion": "kubectl-migrate.io/v1alpha1",
+            "kind": "APICompatibility",
+            "metadata": {"name": "lcd", "namespace": scene.home.name},
+            "spec": {
+                "members": [{"name": "km-a"}, {"name": "km-b"}],
+                "groups": ["nothing.example.com"],
+                "lcdConfigMap": "lcd",
+            },
+        })
+        .to_string(),
+    );
+    let checks: Api<APICompatibility> = Api::namespaced(scene.c.clone(), &scene.home.name);
+    let deadline = tokio::time::Instant::now() + LIMIT;
+    loop {
+        let status = checks.get("lcd").await.unwrap().status.unwrap_or_default();
+        let written = status.conditions.iter().find(|c| c.type_ == "LCDWritten");
+        if written.is_some_and(|c| c.status == "True") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "LCDWritten is not True within {LIMIT:?}: {written:?}\ncontroller log:\n{}",
+            controller.log()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let config_maps: Api<ConfigMap> = Api::namespaced(scene.c.clone(), &scene.home.name);
+    assert!(config_maps.get_opt("lcd").await.unwrap().is_some());
+
     let log = controller.log();
     assert!(
         !log.contains("Forbidden") && !log.contains("forbidden"),

@@ -367,10 +367,7 @@ fn write_lcd_file(dir: &Path, name: &str, lcd: Option<&crate::schema::LcdManifes
             _ => Ok(()),
         };
     };
-    let text = serde_saphyr::to_string(&manifest.to_value()).map_err(|e| Error::Encode {
-        format: "YAML",
-        source: Box::new(e),
-    })?;
+    let text = manifest.to_yaml();
     let temporary = dir.join(format!(".{name}.yaml.{}.tmp", std::process::id()));
     std::fs::write(&temporary, text).map_err(io(format!("write {}", temporary.display())))?;
     std::fs::rename(&temporary, &path).map_err(io(format!("rename to {}", path.display())))
