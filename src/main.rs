@@ -32,7 +32,9 @@ fn main() -> ExitCode {
     if matches!(cli.command, commands::Command::Statefulset(_)) {
         // A migration waits on its clusters nearly all the time. On one worker thread a watch
         // event wakes no second thread to steal it: a third fewer context switches, less CPU
-        // per ordinal (BENCHMARKS.md). Questions wait off the runtime (`block_in_place`).
+        // per ordinal (BENCHMARKS.md). The runs themselves are polled by `block_on` on this
+        // thread, so a question waiting for a person holds up none of the tasks on the worker
+        // (the watches, the lease's renewal).
         runtime.worker_threads(1);
     }
     let runtime = match runtime

@@ -76,7 +76,7 @@ fn ask(action: &str) -> Result<bool> {
         let read = std::io::stdin().read_line(&mut line).map(|_| line);
         let _ = replies.send(Reply::Line(read));
     });
-    match off_the_runtime(|| reply.recv()) {
+    match reply.recv() {
         Ok(Reply::Line(Ok(line))) => {
             if line.is_empty() {
                 // End of input (Ctrl-D): the answer's line was never ended.
@@ -95,19 +95,6 @@ fn ask(action: &str) -> Result<bool> {
                 "interrupted (Ctrl-C) at the question; nothing was changed".into(),
             ))
         }
-    }
-}
-
-/// Runs `wait`, which blocks its thread, without holding up the runtime's other tasks: while a
-/// question waits for its answer, a migration's watches and the renewal of its lease go on,
-/// also on a runtime of one worker thread.
-fn off_the_runtime<T>(wait: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(wait)
-        }
-        _ => wait(),
     }
 }
 

@@ -272,6 +272,32 @@ async fn step_asks_before_each_move_and_cleanup_asks_before_it_deletes() {
             2,
             "each question is drawn once:\n{first}"
         );
+        // While the question waits for a person, the run's lease is still renewed (the
+        // question waits off the run's one worker thread).
+        let renewed = || {
+            let out = support::sts::kubectl(&[
+                "--context",
+                "km-b",
+                "-n",
+                &ns,
+                "get",
+                "lease",
+                "kubectl-migrate-web",
+                "-o",
+                "jsonpath={.spec.renewTime}",
+            ]);
+            assert!(out.status.success(), "{out:?}");
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let asked = renewed();
+        let deadline = std::time::Instant::now() + WAIT;
+        while renewed() == asked {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the lease was not renewed while the question waited (renewTime {asked})"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
         // A `y` alone is no answer yet: nothing moves until Enter.
         term.send("y");
         term.wait_for("the y typed on the question's line", WAIT, |s| {
