@@ -220,6 +220,7 @@ impl std::fmt::Display for Phase {
     printcolumn = r#"{"name":"Reachable","type":"string","jsonPath":".status.conditions[?(@.type==\"Reachable\")].status"}"#,
     printcolumn = r#"{"name":"Findings","type":"integer","jsonPath":".status.incompatibleFindings"}"#,
     printcolumn = r#"{"name":"APIs","type":"integer","jsonPath":".status.apis","priority":1}"#,
+    printcolumn = r#"{"name":"Last Change","type":"date","jsonPath":".status.lastChange.time","priority":1}"#,
     printcolumn = r#"{"name":"Message","type":"string","jsonPath":".status.conditions[?(@.type==\"Compatible\")].message","priority":1}"#,
     printcolumn = r#"{"name":"Age","type":"date","jsonPath":".metadata.creationTimestamp"}"#
 )]
@@ -312,6 +313,28 @@ pub struct APICompatibilityStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub members: Vec<MemberStatus>,
+    /// The last change of a compared API seen on a member, whatever its class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_change: Option<LastChange>,
+}
+
+/// A change of a compared API, as `schema-diff --watch` reports it.
+#[derive(Deserialize, Serialize, Clone, Debug, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LastChange {
+    /// When the controller saw it (RFC 3339).
+    #[schemars(extend("format" = "date-time"))]
+    pub time: String,
+    /// The CRD's name.
+    pub api: String,
+    /// The members it changed on.
+    pub members: Vec<String>,
+    /// added, removed or changed.
+    pub change: String,
+    /// How bad it is for the others: breaking, unproven, changes-stored-data,
+    /// changes-selection, compatible or informational.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
 }
 
 /// One member as last seen.

@@ -19,7 +19,7 @@ use kube::runtime::events::EventType;
 use kube::{Api, Resource, ResourceExt};
 use tokio::sync::{mpsc, watch};
 
-use super::api::{APICompatibility, APICompatibilityStatus, MemberStatus};
+use super::api::{APICompatibility, APICompatibilityStatus, LastChange, MemberStatus};
 use super::compat::{self, Verdict};
 use super::decide::{self, Truth, Wanted};
 use super::{Context, ReconcileError, key, patch_status, publish, read_kubeconfig_hashed, record};
@@ -192,6 +192,7 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
         .build();
     let mut apis: Option<BTreeMap<String, ApiState>> = None;
     let mut compared_at: Option<String> = None;
+    let mut last_change = None;
     loop {
         let (up, down) = connect(&obj, &ctx).await;
         let members = statuses(&names, &down);
@@ -220,6 +221,7 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
                 baseline: baseline.clone(),
                 keep_lcd: spec.lcd_config_map.is_some(),
                 compared_at: compared_at.take(),
+                last_change: last_change.take(),
                 tx: tx.clone(),
             };
             let mut stop = stopped.clone();
@@ -238,6 +240,7 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
                 apis = Some(listener.apis);
             }
             compared_at = listener.compared_at;
+            last_change = listener.last_change;
             match ended {
                 Ok(_) => break,
                 Err(e) => {
@@ -255,13 +258,15 @@ async fn check(obj: APICompatibility, ctx: Arc<Context>, mut stopped: watch::Rec
         } else {
             members
         };
-        let _ = tx.send(compat::verdict(
+        let mut verdict = compat::verdict(
             apis.as_ref(),
             &fail_on,
             &baseline,
             members,
             compared_at.as_deref(),
-        ));
+        );
+        verdict.last_change = last_change.clone();
+        let _ = tx.send(verdict);
         let wait = backoff.next().unwrap_or(RETRY_MAX);
         tokio::select! {
             () = tokio::time::sleep(wait) => {}
@@ -374,6 +379,8 @@ struct Checker {
     keep_lcd: bool,
     /// When the APIs were last compared with every member answering.
     compared_at: Option<String>,
+    /// The last change of a compared API seen (kept while the check reconnects).
+    last_change: Option<LastChange>,
     tx: mpsc::UnboundedSender<Verdict>,
 }
 
@@ -390,6 +397,7 @@ impl Checker {
             self.members.clone(),
             self.compared_at.as_deref(),
         );
+        verdict.last_change = self.last_change.clone();
         if self.keep_lcd && all_answer {
             verdict.lcd = Some(compat::lcd_data(&self.apis));
         }
@@ -413,6 +421,9 @@ impl Listener for Checker {
     }
 
     fn event(&mut self, event: &WatchEvent) -> crate::error::Result<Flow> {
+        if let Some(change) = compat::last_change(event) {
+            self.last_change = Some(change);
+        }
         if matches!(event.kind, Seen::SourceLost | Seen::SourceBack) {
             let lost = event.kind == Seen::SourceLost;
             for m in self
@@ -484,6 +495,9 @@ async fn write_verdicts(
         }
         if let Some(n) = verdict.apis {
             rest["apis"] = n.into();
+        }
+        if let Some(change) = &verdict.last_change {
+            rest["lastChange"] = serde_json::json!(change);
         }
         if let Err(e) = write(&obj, &ctx, &wanted, rest).await {
             crate::output::log(0, e.to_string());

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::api::{APICompatibilitySpec, MemberStatus};
+use super::api::{APICompatibilitySpec, LastChange, MemberStatus};
 use super::decide::{Truth, Wanted, foreign_secret};
 use crate::cluster::Target;
 use crate::output::counted;
 use crate::schema::load::Selection;
 use crate::schema::report::FindingReport;
-use crate::schema::watch::ApiState;
+use crate::schema::watch::{ApiChange, ApiState, EventType, WatchEvent};
 use crate::schema::{FailOn, Request};
 
 /// How many findings the `Compatible` condition spells out; the rest are counted.
@@ -107,6 +107,8 @@ pub struct Verdict {
     pub incompatible_findings: Option<i64>,
     pub apis: Option<i64>,
     pub members: Vec<MemberStatus>,
+    /// The last change of a compared API seen on a member.
+    pub last_change: Option<LastChange>,
     /// What spec.lcdConfigMap is to hold ([`lcd_data`]): set only when it is asked for and
     /// the APIs were just compared with every member answering.
     pub lcd: Option<BTreeMap<String, String>>,
@@ -164,8 +166,29 @@ pub fn verdict(
         compatible,
         reachable: reachable(&members),
         members,
+        last_change: None,
         lcd: None,
     }
+}
+
+/// The status's `lastChange` for an event of the watch: only an API's change is one (not an
+/// outage, nor the first report).
+pub fn last_change(event: &WatchEvent) -> Option<LastChange> {
+    if event.kind != EventType::Change {
+        return None;
+    }
+    let change = match event.api_change {
+        Some(ApiChange::Added) => "added",
+        Some(ApiChange::Removed) => "removed",
+        _ => "changed",
+    };
+    Some(LastChange {
+        time: event.time.clone(),
+        api: event.api.clone()?,
+        members: event.sources.clone(),
+        change: change.into(),
+        class: event.class.map(|c| c.as_str().to_string()),
+    })
 }
 
 /// The type of the condition that says whether spec.lcdConfigMap holds the LCD.
@@ -539,6 +562,35 @@ mod tests {
             stale.message,
             "not compared while member b does not answer; the last comparison, at 2026-12-07T14:50:00Z: no finding of class breaking in 1 API of a, b (baseline a)"
         );
+    }
+
+    #[test]
+    fn only_an_apis_change_is_the_last_change() {
+        let at = "2026-12-08T00:00:00Z".to_string();
+        let mut change = WatchEvent::source(EventType::Change, "b", at.clone(), None);
+        change.api = Some("widgets.example.com".into());
+        change.class = Some(Class::Breaking);
+        change.api_change = Some(ApiChange::Changed);
+        assert_eq!(
+            last_change(&change),
+            Some(LastChange {
+                time: at.clone(),
+                api: "widgets.example.com".into(),
+                members: vec!["b".into()],
+                change: "changed".into(),
+                class: Some("breaking".into()),
+            })
+        );
+        change.api_change = Some(ApiChange::Added);
+        assert_eq!(last_change(&change).unwrap().change, "added");
+        for kind in [
+            EventType::SourceLost,
+            EventType::SourceBack,
+            EventType::Initial,
+        ] {
+            let other = WatchEvent::source(kind, "b", at.clone(), Some("refused".into()));
+            assert_eq!(last_change(&other), None, "{kind:?}");
+        }
     }
 
     #[test]

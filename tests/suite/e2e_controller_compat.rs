@@ -274,6 +274,13 @@ async fn an_incompatible_crd_change_on_a_member_flips_compatible_and_back() {
     let status = obj.status.unwrap();
     assert_eq!(status.incompatible_findings, Some(1));
     assert_eq!(status.apis, Some(1));
+    let change = status.last_change.expect("the change is in the status");
+    assert_eq!(
+        (change.api.as_str(), change.members, change.change.as_str()),
+        (api.as_str(), vec![b.clone()], "changed")
+    );
+    assert_eq!(change.class.as_deref(), Some("breaking"));
+    assert!(change.time.ends_with('Z'), "{}", change.time);
     assert_eq!(incompatible.observed_generation, obj.metadata.generation);
 
     // Fixed: compatible again.
