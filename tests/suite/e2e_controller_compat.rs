@@ -177,7 +177,7 @@ pub(crate) struct Conditions {
 }
 
 impl Conditions {
-    fn follow(api: Api<APICompatibility>, name: &str) -> Conditions {
+    pub(crate) fn follow(api: Api<APICompatibility>, name: &str) -> Conditions {
         let (tx, rx) = mpsc::unbounded_channel();
         let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
         let task = tokio::spawn(async move {

@@ -10,6 +10,7 @@ use kube::Api;
 use kubectl_migrate::controller::api::APICompatibility;
 
 use super::e2e_controller::{Controller, apply, apply_text, condition, wait_condition};
+use super::e2e_controller_compat::Conditions;
 use super::e2e_controller_gates::{LIMIT, Scene};
 use support::sts::{assert_moved, kubectl};
 use support::{CONTEXT_C, single_cluster_kubeconfig};
@@ -146,6 +147,8 @@ async fn the_controller_completes_a_migration_with_only_the_shipped_rbac() {
 
     // An APICompatibility that keeps its LCD in a ConfigMap (of no API here: only the
     // permissions are at stake).
+    let checks: Api<APICompatibility> = Api::namespaced(scene.c.clone(), &scene.home.name);
+    let mut conditions = Conditions::follow(checks, "lcd");
     apply_text(
         &serde_json::json!({
             "apiVersion": "kubectl-migrate.io/v1alpha1",
@@ -159,21 +162,9 @@ async fn the_controller_completes_a_migration_with_only_the_shipped_rbac() {
         })
         .to_string(),
     );
-    let checks: Api<APICompatibility> = Api::namespaced(scene.c.clone(), &scene.home.name);
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    loop {
-        let status = checks.get("lcd").await.unwrap().status.unwrap_or_default();
-        let written = status.conditions.iter().find(|c| c.type_ == "LCDWritten");
-        if written.is_some_and(|c| c.status == "True") {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "LCDWritten is not True within {LIMIT:?}: {written:?}\ncontroller log:\n{}",
-            controller.log()
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    }
+    conditions
+        .wait("LCDWritten", "True", LIMIT, &controller)
+        .await;
     let config_maps: Api<ConfigMap> = Api::namespaced(scene.c.clone(), &scene.home.name);
     assert!(config_maps.get_opt("lcd").await.unwrap().is_some());
 
